@@ -1,0 +1,24 @@
+// Causal multi-head softmax attention with RoPE and optional GQA (spec/mixers.md §2).
+// impl "sdpa" uses at::scaled_dot_product_attention; "reference" spells out the masked softmax.
+#pragma once
+#include "ember/model/mixer.h"
+
+namespace ember {
+
+class Attention : public Mixer {
+ public:
+  explicit Attention(const ModelConfig& cfg);
+  at::Tensor forward(const at::Tensor& x, const Rope& rope) override;
+  int64_t extra_flops_per_token(int64_t seq_len) const override;
+  void set_reference(bool on) { reference_ = on; }
+
+  // S = Q K^T / sqrt(d_h) + causal mask, P = softmax(S) in fp32, Y = P V. q,k,v [B, H, T, d_h].
+  static at::Tensor reference_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v);
+
+ private:
+  int64_t n_heads_, n_kv_heads_, head_dim_;
+  bool reference_;
+  at::Tensor wq_, wk_, wv_, wo_;
+};
+
+}  // namespace ember

@@ -1,0 +1,18 @@
+// SwiGLU MLP: (SiLU(x W_gate) * (x W_up)) W_down, no biases (spec/mixers.md §1).
+// Parameters 3 d d_ff: the width d_ff is per layer (the taper seam).
+#pragma once
+#include <torch/nn/module.h>
+
+namespace ember {
+
+class SwiGLU : public torch::nn::Module {
+ public:
+  SwiGLU(int64_t d_model, int64_t d_ff, double init_std, double out_std);
+  at::Tensor forward(const at::Tensor& x);
+  int64_t d_ff() const { return w_up_.size(0); }
+
+ private:
+  at::Tensor w_gate_, w_up_, w_down_;
+};
+
+}  // namespace ember

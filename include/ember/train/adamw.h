@@ -1,0 +1,45 @@
+// AdamW with decay / no-decay groups (no decay on 1-D parameters such as norm gains and biases,
+// nor on embeddings unless optim.decay_embeddings), one fused pass per group (ATen's
+// _fused_adamw_). Decoupled decay: p <- p (1 - lr wd) - lr m_hat / (sqrt(v_hat) + eps).
+#pragma once
+#include <ATen/ATen.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ember/train/optim_config.h"
+#include "ember/train/safetensors.h"
+
+namespace ember {
+
+using NamedParameters = std::vector<std::pair<std::string, at::Tensor>>;
+
+bool parameter_decays(const std::string& name, const at::Tensor& p, bool decay_embeddings);
+
+class AdamW {
+ public:
+  AdamW(const NamedParameters& params, const OptimConfig& cfg);
+  void step(double lr);  // parameters without a gradient are left alone
+  void zero_grad();      // gradients set to none (no zero-fill pass)
+  int64_t steps() const { return steps_; }
+
+  TensorMap state_tensors() const;  // "exp_avg/<name>", "exp_avg_sq/<name>", "step/<name>"
+  void load_state_tensors(const TensorMap& state, const std::string& where);
+  std::vector<std::string> group_names(bool decay) const;
+
+ private:
+  struct Slot {
+    std::string name;
+    at::Tensor param, exp_avg, exp_avg_sq, step;
+    bool decay;
+  };
+  OptimConfig cfg_;
+  std::vector<Slot> slots_;
+  int64_t steps_ = 0;
+};
+
+// Global L2 norm of all gradients; scales them down to max_norm when larger (max_norm 0: never).
+double clip_grad_norm(const std::vector<at::Tensor>& params, double max_norm);
+
+}  // namespace ember

@@ -1,0 +1,20 @@
+// bf16 autocast for a scope (CPU or CUDA); parameters stay fp32, matmuls run in bf16.
+#pragma once
+#include <ATen/ATen.h>
+
+namespace ember {
+
+class AutocastScope {
+ public:
+  AutocastScope(at::Device device, bool enabled);
+  ~AutocastScope();
+  AutocastScope(const AutocastScope&) = delete;
+  AutocastScope& operator=(const AutocastScope&) = delete;
+
+ private:
+  at::DeviceType type_;
+  bool enabled_;
+  bool was_enabled_ = false;
+};
+
+}  // namespace ember

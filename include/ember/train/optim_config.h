@@ -1,0 +1,40 @@
+// optim.* keys: AdamW, its parameter groups, clipping and the learning-rate schedule.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "ember/config/fields.h"
+
+namespace ember {
+
+struct OptimConfig {
+  double lr = 3e-3;
+  double min_lr = 3e-4;
+  double beta1 = 0.9;
+  double beta2 = 0.95;
+  double eps = 1e-8;
+  double weight_decay = 0.1;
+  bool decay_embeddings = false;  // norms and biases never decay
+  double grad_clip = 1.0;         // global L2 norm; 0 disables
+  std::string schedule = "cosine";  // cosine | linear | constant | wsd
+  int64_t warmup_steps = 20;
+  double decay_fraction = 0.2;      // wsd: share of steps spent in the final decay
+
+  template <class V>
+  void fields(V& v) {
+    v.field("lr", lr, Bound::positive());
+    v.field("min_lr", min_lr, Bound::non_negative());
+    v.field("beta1", beta1, Bound{0.0, 1.0, false, "in [0, 1)"});
+    v.field("beta2", beta2, Bound{0.0, 1.0, false, "in [0, 1)"});
+    v.field("eps", eps, Bound::positive());
+    v.field("weight_decay", weight_decay, Bound::non_negative());
+    v.field("decay_embeddings", decay_embeddings);
+    v.field("grad_clip", grad_clip, Bound::non_negative());
+    v.choice("schedule", schedule, {"cosine", "linear", "constant", "wsd"});
+    v.field("warmup_steps", warmup_steps, Bound::non_negative());
+    v.field("decay_fraction", decay_fraction, Bound::unit());
+  }
+  void check(const ConfigChecker& c) const;
+};
+
+}  // namespace ember

@@ -1,0 +1,11 @@
+// SIGINT / SIGTERM (cluster preemption) set a flag; the trainer checks it after each step,
+// writes a checkpoint and exits 0.
+#pragma once
+
+namespace ember {
+
+void install_preemption_handlers();
+bool preemption_requested();
+void request_preemption();  // for tests
+
+}  // namespace ember

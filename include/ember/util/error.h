@@ -1,0 +1,24 @@
+// Typed errors for user mistakes. The CLI prints what() as one line and exits non-zero.
+#pragma once
+#include <stdexcept>
+#include <string>
+
+namespace ember {
+
+struct Error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+struct ConfigError : Error {
+  using Error::Error;
+};
+struct DataError : Error {
+  using Error::Error;
+};
+struct CheckpointError : Error {
+  using Error::Error;
+};
+struct UsageError : Error {
+  using Error::Error;
+};
+
+}  // namespace ember

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# ember set-up: system packages, the Python venv that provides LibTorch, then configure + build.
+# Idempotent: a fast no-op when everything is present. Runs as root on a fresh Debian 12 machine.
+#   EMBER_VENV   venv location (default ~/.cache/ember/venv, shared by clones, outside git)
+#   EMBER_BUILD  build directory (default build/)
+#   EMBER_SKIP_BUILD=1  stop after installing dependencies
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+venv="${EMBER_VENV:-$HOME/.cache/ember/venv}"
+build="${EMBER_BUILD:-$here/build}"
+
+apt_packages=(
+  cmake g++ make ccache git pkg-config python3 python3-venv python3-pip
+  libyaml-cpp-dev libfmt-dev libcli11-dev nlohmann-json3-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libpcre2-dev libssl-dev libgloo-dev
+  python3.11-doc
+)
+
+log() { printf '[setup] %s\n' "$*" >&2; }
+
+install_apt() {
+  local missing=()
+  for p in "${apt_packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  log "apt: installing ${missing[*]}"
+  local sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+install_venv() {
+  local want; want="$(grep -E '^torch==' "$here/scripts/requirements.txt" | cut -d= -f3)"
+  if [ -x "$venv/bin/python" ] && "$venv/bin/python" - "$want" <<'PY' 2>/dev/null
+import sys, torch, numpy, safetensors
+sys.exit(0 if torch.__version__.split('+')[0] == sys.argv[1] else 1)
+PY
+  then return 0; fi
+  log "venv: creating $venv with torch==$want (large download, several minutes once)"
+  mkdir -p "$(dirname "$venv")"
+  [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+  "$venv/bin/pip" install -q --upgrade pip
+  "$venv/bin/pip" install -q -r "$here/scripts/requirements.txt"
+}
+
+configure_and_build() {
+  local prefix; prefix="$("$venv/bin/python" -c 'import torch; print(torch.utils.cmake_prefix_path)')"
+  if [ ! -f "$build/CMakeCache.txt" ]; then
+    log "cmake: configuring $build"
+    cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" \
+      -DEMBER_PYTHON="$venv/bin/python"
+  fi
+  log "cmake: building"
+  cmake --build "$build" -j "${EMBER_JOBS:-2}"
+}
+
+install_apt
+install_venv
+[ "${EMBER_SKIP_BUILD:-0}" = 1 ] || configure_and_build

@@ -1,0 +1,51 @@
+#include "ember/config/config.h"
+
+#include <fmt/format.h>
+
+#include "ember/config/yaml_reader.h"
+#include "ember/config/yaml_writer.h"
+#include "ember/util/sha256.h"
+
+namespace ember {
+namespace {
+
+Config from_source(const ConfigSource& src) {
+  Config cfg;
+  YamlReader reader(src.root(), "", src);
+  cfg.fields(reader);
+  reader.finish();
+  SourceChecker checker(src);
+  cfg.model.check(checker);
+  cfg.optim.check(checker);
+  checker.require(cfg.train.seq_len <= cfg.model.max_seq_len, "train.seq_len",
+                  fmt::format("seq_len = {} exceeds model.max_seq_len = {}", cfg.train.seq_len,
+                              cfg.model.max_seq_len));
+  checker.require(cfg.optim.warmup_steps <= cfg.train.steps, "optim.warmup_steps",
+                  fmt::format("warmup_steps = {} exceeds train.steps = {}", cfg.optim.warmup_steps,
+                              cfg.train.steps));
+  return cfg;
+}
+
+}  // namespace
+
+Config load_config(const std::vector<std::string>& files, const std::vector<std::string>& overrides) {
+  return from_source(ConfigSource::load(files, overrides));
+}
+
+Config parse_config_text(const std::string& yaml_text, const std::string& origin) {
+  return from_source(ConfigSource::from_text(yaml_text, origin));
+}
+
+std::string to_yaml(const Config& cfg) {
+  Config copy = cfg;
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  YamlWriter writer(out);
+  copy.fields(writer);
+  out << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
+}
+
+std::string config_hash(const Config& cfg) { return sha256_hex(to_yaml(cfg)); }
+
+}  // namespace ember

@@ -1,0 +1,103 @@
+#include "ember/config/config_source.h"
+
+#include <filesystem>
+
+#include "ember/util/error.h"
+
+namespace ember {
+
+ConfigSource ConfigSource::load(const std::vector<std::string>& files,
+                                const std::vector<std::string>& overrides) {
+  ConfigSource src;
+  for (const auto& file : files) {
+    if (!std::filesystem::exists(file)) throw ConfigError("config file '" + file + "' does not exist");
+    YAML::Node doc;
+    try {
+      doc = YAML::LoadFile(file);
+    } catch (const YAML::Exception& e) {
+      throw ConfigError(file + ": invalid YAML at line " + std::to_string(e.mark.line + 1) + ": " + e.msg);
+    }
+    if (doc.IsNull()) continue;
+    if (!doc.IsMap()) throw ConfigError(file + ": top level must be a mapping of sections");
+    src.merge(src.root_, doc, "", file);
+    if (files.size() == 1) src.default_origin_ = file;
+  }
+  for (const auto& o : overrides) src.apply_override(o);
+  return src;
+}
+
+ConfigSource ConfigSource::from_text(const std::string& yaml_text, const std::string& origin) {
+  ConfigSource src;
+  YAML::Node doc;
+  try {
+    doc = YAML::Load(yaml_text);
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(origin + ": invalid YAML at line " + std::to_string(e.mark.line + 1) + ": " + e.msg);
+  }
+  if (!doc.IsNull()) {
+    if (!doc.IsMap()) throw ConfigError(origin + ": top level must be a mapping of sections");
+    src.merge(src.root_, doc, "", origin);
+  }
+  src.default_origin_ = origin;
+  return src;
+}
+
+void ConfigSource::merge(YAML::Node into, const YAML::Node& from, const std::string& prefix,
+                         const std::string& origin) {
+  for (const auto& kv : from) {
+    const std::string key = kv.first.as<std::string>();
+    const std::string path = prefix.empty() ? key : prefix + "." + key;
+    origins_[path] = origin;
+    if (kv.second.IsMap() && into[key] && into[key].IsMap()) {
+      merge(into[key], kv.second, path, origin);
+    } else {
+      into[key] = YAML::Clone(kv.second);
+    }
+  }
+}
+
+void ConfigSource::apply_override(const std::string& assignment) {
+  const auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw ConfigError("--set '" + assignment + "': expected key.path=value");
+  const std::string path = assignment.substr(0, eq);
+  YAML::Node value;
+  try {
+    value = YAML::Load(assignment.substr(eq + 1));
+  } catch (const YAML::Exception& e) {
+    throw ConfigError("--set '" + assignment + "': value is not valid YAML: " + e.msg);
+  }
+  // Build {a: {b: {c: value}}} and merge it like a file.
+  YAML::Node patch = value;
+  size_t end = path.size();
+  while (true) {
+    size_t dot = path.rfind('.', end - 1);
+    size_t start = dot == std::string::npos ? 0 : dot + 1;
+    std::string key = path.substr(start, end - start);
+    if (key.empty()) throw ConfigError("--set '" + assignment + "': empty key in '" + path + "'");
+    YAML::Node wrap(YAML::NodeType::Map);
+    wrap[key] = patch;
+    patch = wrap;
+    if (dot == std::string::npos) break;
+    end = dot;
+  }
+  merge(root_, patch, "", "--set " + assignment);
+}
+
+std::string ConfigSource::origin_of(const std::string& key_path) const {
+  std::string p = key_path;
+  while (!p.empty()) {
+    auto it = origins_.find(p);
+    if (it != origins_.end()) return it->second;
+    auto dot = p.rfind('.');
+    if (dot == std::string::npos) break;
+    p.resize(dot);
+  }
+  return default_origin_;
+}
+
+void SourceChecker::require(bool ok, const std::string& key_path, const std::string& what) const {
+  if (!ok) throw ConfigError(src_.origin_of(key_path) + ": " + key_path + ": " + what);
+}
+
+}  // namespace ember

@@ -1,0 +1,71 @@
+#include "ember/model/lm.h"
+
+#include "ember/model/mixers/attention.h"
+#include "ember/util/error.h"
+
+namespace ember {
+
+LanguageModel::LanguageModel(const ModelConfig& cfg)
+    : cfg_(cfg), rope_(cfg.head_dim(), cfg.max_seq_len, cfg.mixer.rope_base) {
+  embedding_ = register_module("embedding", make_embedding(cfg));
+  const auto widths = cfg.layer_d_ff();
+  auto layers = register_module("layers", torch::nn::ModuleList());
+  for (int64_t l = 0; l < cfg.n_layers; ++l) {
+    blocks_.push_back(std::make_shared<Block>(cfg, widths[l]));
+    layers->push_back(blocks_.back());
+  }
+  final_norm_ = register_module("final_norm", std::make_shared<RMSNorm>(cfg.d_model, cfg.norm_eps));
+  if (!embedding_->tied_table().defined())
+    head_ = register_module("head", std::make_shared<torch::nn::Module>("Head"))
+                ->register_parameter("weight", at::empty({cfg.vocab_size, cfg.d_model}).normal_(0.0, cfg.init_std));
+}
+
+at::Tensor LanguageModel::head_weight() const {
+  return head_.defined() ? head_ : embedding_->tied_table();
+}
+
+at::Tensor LanguageModel::hidden(const at::Tensor& ids) {
+  auto x = embedding_->forward(ids);
+  for (auto& block : blocks_) x = block->forward(x, rope_);
+  return final_norm_->forward(x);
+}
+
+at::Tensor LanguageModel::forward(const at::Tensor& ids) {
+  auto logits = at::linear(hidden(ids), head_weight());
+  return cfg_.embedding.output_scale == 1.0 ? logits : logits * cfg_.embedding.output_scale;
+}
+
+at::Tensor LanguageModel::loss(const at::Tensor& ids, const at::Tensor& targets) {
+  auto logits = forward(ids);
+  return at::cross_entropy_loss(logits.reshape({-1, logits.size(-1)}).to(at::kFloat),
+                                targets.reshape({-1}));
+}
+
+void LanguageModel::set_reference_attention(bool on) {
+  for (auto& b : blocks_)
+    if (auto* attn = dynamic_cast<Attention*>(&b->mixer())) attn->set_reference(on);
+}
+
+int64_t LanguageModel::num_parameters() const {
+  int64_t n = 0;
+  for (const auto& p : parameters()) n += p.numel();
+  return n;
+}
+
+int64_t LanguageModel::num_embedding_parameters() const {
+  int64_t n = 0;
+  for (const auto& p : embedding_->parameters()) n += p.numel();
+  return n;
+}
+
+double LanguageModel::train_flops_per_token(int64_t seq_len) const {
+  // Every parameter except the input lookup is a matmul weight used once per token; a tied
+  // table is also the head's matmul weight.
+  double matmul_params = static_cast<double>(num_parameters() - num_embedding_parameters());
+  matmul_params += static_cast<double>(head_weight().numel()) * (head_.defined() ? 0 : 1);
+  double attention = 0;
+  for (const auto& b : blocks_) attention += static_cast<double>(b->mixer().extra_flops_per_token(seq_len));
+  return 6.0 * matmul_params + 3.0 * attention;
+}
+
+}  // namespace ember

@@ -1,0 +1,59 @@
+#include "ember/model/mixers/attention.h"
+
+#include <cmath>
+
+#include "ember/util/error.h"
+
+namespace ember {
+
+Attention::Attention(const ModelConfig& cfg)
+    : n_heads_(cfg.n_heads), n_kv_heads_(cfg.kv_heads()), head_dim_(cfg.head_dim()),
+      reference_(cfg.mixer.impl == "reference") {
+  const int64_t d = cfg.d_model;
+  const double std = cfg.init_std;
+  const double out_std = cfg.scale_residual_init ? std / std::sqrt(2.0 * cfg.n_layers) : std;
+  wq_ = register_parameter("wq", at::empty({n_heads_ * head_dim_, d}).normal_(0.0, std));
+  wk_ = register_parameter("wk", at::empty({n_kv_heads_ * head_dim_, d}).normal_(0.0, std));
+  wv_ = register_parameter("wv", at::empty({n_kv_heads_ * head_dim_, d}).normal_(0.0, std));
+  wo_ = register_parameter("wo", at::empty({d, n_heads_ * head_dim_}).normal_(0.0, out_std));
+}
+
+at::Tensor Attention::reference_attention(const at::Tensor& q, const at::Tensor& k,
+                                          const at::Tensor& v) {
+  const int64_t T = q.size(-2);
+  const auto ct = q.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;  // softmax in >= fp32
+  auto scores = at::matmul(q.to(ct), k.to(ct).transpose(-2, -1)) /
+                std::sqrt(static_cast<double>(q.size(-1)));
+  auto future = at::ones({T, T}, at::kBool).triu(1);  // mask_{ij} = -inf for j > i
+  scores = scores.masked_fill(future, -std::numeric_limits<double>::infinity());
+  auto p = at::softmax(scores, -1);
+  return at::matmul(p.to(v.scalar_type()), v);
+}
+
+at::Tensor Attention::forward(const at::Tensor& x, const Rope& rope) {
+  const int64_t B = x.size(0), T = x.size(1);
+  auto heads = [&](const at::Tensor& w, int64_t h) {
+    return at::linear(x, w).view({B, T, h, head_dim_}).transpose(1, 2);  // [B, h, T, d_h]
+  };
+  auto q = rope.apply(heads(wq_, n_heads_));
+  auto k = rope.apply(heads(wk_, n_kv_heads_));
+  auto v = heads(wv_, n_kv_heads_);
+  if (n_kv_heads_ != n_heads_) {  // GQA: each KV head serves n_heads/n_kv_heads query heads
+    k = k.repeat_interleave(n_heads_ / n_kv_heads_, 1);
+    v = v.repeat_interleave(n_heads_ / n_kv_heads_, 1);
+  }
+  auto y = reference_ ? reference_attention(q, k, v)
+                      : at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true);
+  return at::linear(y.transpose(1, 2).reshape({B, T, n_heads_ * head_dim_}), wo_);
+}
+
+int64_t Attention::extra_flops_per_token(int64_t seq_len) const {
+  return 2 * 2 * n_heads_ * head_dim_ * seq_len;  // QK^T and PV, forward, per query token
+}
+
+std::shared_ptr<Mixer> make_mixer(const ModelConfig& cfg) {
+  if (cfg.mixer.kind == "attention") return std::make_shared<Attention>(cfg);
+  throw ConfigError("model.mixer.kind: unknown kind '" + cfg.mixer.kind + "'");
+}
+
+}  // namespace ember

@@ -1,0 +1,26 @@
+#include "ember/model/model_config.h"
+
+#include <fmt/format.h>
+
+namespace ember {
+
+void ModelConfig::check(const ConfigChecker& c) const {
+  c.require(d_model % n_heads == 0, "model.d_model",
+            fmt::format("d_model = {} must be divisible by n_heads = {}", d_model, n_heads));
+  c.require(kv_heads() <= n_heads && n_heads % kv_heads() == 0, "model.n_kv_heads",
+            fmt::format("n_heads = {} must be a multiple of n_kv_heads = {}", n_heads, kv_heads()));
+  c.require(head_dim() % 2 == 0, "model.n_heads",
+            fmt::format("head dim d_model/n_heads = {} must be even for RoPE", head_dim()));
+}
+
+int64_t ModelConfig::base_d_ff() const {
+  if (mlp.d_ff > 0) return mlp.d_ff;
+  const int64_t raw = (8 * d_model + 2) / 3;  // ceil(8d/3)
+  return 256 * ((raw + 255) / 256);
+}
+
+std::vector<int64_t> ModelConfig::layer_d_ff() const {
+  return std::vector<int64_t>(static_cast<size_t>(n_layers), base_d_ff());
+}
+
+}  // namespace ember

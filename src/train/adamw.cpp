@@ -1,0 +1,88 @@
+#include "ember/train/adamw.h"
+
+#include "ember/util/error.h"
+
+namespace ember {
+
+bool parameter_decays(const std::string& name, const at::Tensor& p, bool decay_embeddings) {
+  if (p.dim() < 2) return false;  // norm gains, biases, scalars
+  if (name.rfind("embedding.", 0) == 0) return decay_embeddings;
+  return true;
+}
+
+AdamW::AdamW(const NamedParameters& params, const OptimConfig& cfg) : cfg_(cfg) {
+  for (const auto& [name, p] : params)
+    slots_.push_back({name, p, at::zeros_like(p), at::zeros_like(p), at::zeros({}, at::kFloat),
+                      parameter_decays(name, p, cfg.decay_embeddings)});
+}
+
+void AdamW::step(double lr) {
+  for (bool decay : {true, false}) {
+    std::vector<at::Tensor> p, g, m, v, s;
+    for (auto& slot : slots_) {
+      if (slot.decay != decay || !slot.param.grad().defined()) continue;
+      p.push_back(slot.param), g.push_back(slot.param.grad());
+      m.push_back(slot.exp_avg), v.push_back(slot.exp_avg_sq), s.push_back(slot.step);
+    }
+    if (p.empty()) continue;
+    at::NoGradGuard no_grad;
+    at::_foreach_add_(s, 1.0);  // the fused kernel reads the already-incremented step
+    at::_fused_adamw_(p, g, m, v, {}, s, lr, cfg_.beta1, cfg_.beta2,
+                      decay ? cfg_.weight_decay : 0.0, cfg_.eps, false, false);
+  }
+  ++steps_;
+}
+
+void AdamW::zero_grad() {
+  for (auto& slot : slots_) slot.param.mutable_grad() = at::Tensor();
+}
+
+TensorMap AdamW::state_tensors() const {
+  TensorMap out;
+  for (const auto& slot : slots_) {
+    out["exp_avg/" + slot.name] = slot.exp_avg;
+    out["exp_avg_sq/" + slot.name] = slot.exp_avg_sq;
+    out["step/" + slot.name] = slot.step;
+  }
+  out["__steps__"] = at::full({}, steps_, at::kLong);
+  return out;
+}
+
+void AdamW::load_state_tensors(const TensorMap& state, const std::string& where) {
+  auto get = [&](const std::string& key, const at::Tensor& like) {
+    auto it = state.find(key);
+    if (it == state.end()) throw CheckpointError(where + ": optimizer state lacks '" + key + "'");
+    if (it->second.sizes() != like.sizes())
+      throw CheckpointError(where + ": optimizer state '" + key + "' has the wrong shape");
+    return it->second;
+  };
+  at::NoGradGuard no_grad;
+  for (auto& slot : slots_) {
+    slot.exp_avg.copy_(get("exp_avg/" + slot.name, slot.exp_avg));
+    slot.exp_avg_sq.copy_(get("exp_avg_sq/" + slot.name, slot.exp_avg_sq));
+    slot.step.copy_(get("step/" + slot.name, slot.step));
+  }
+  steps_ = get("__steps__", at::zeros({}, at::kLong)).item<int64_t>();
+}
+
+std::vector<std::string> AdamW::group_names(bool decay) const {
+  std::vector<std::string> out;
+  for (const auto& slot : slots_)
+    if (slot.decay == decay) out.push_back(slot.name);
+  return out;
+}
+
+double clip_grad_norm(const std::vector<at::Tensor>& params, double max_norm) {
+  std::vector<at::Tensor> grads;
+  for (const auto& p : params)
+    if (p.grad().defined()) grads.push_back(p.grad());
+  if (grads.empty()) return 0.0;
+  at::NoGradGuard no_grad;
+  auto norms = at::_foreach_norm(grads, 2, at::kFloat);
+  const double total = at::stack(norms).to(at::kDouble).norm().item<double>();
+  if (max_norm > 0.0 && std::isfinite(total) && total > max_norm)
+    at::_foreach_mul_(grads, max_norm / (total + 1e-6));
+  return total;
+}
+
+}  // namespace ember

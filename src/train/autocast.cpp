@@ -1,0 +1,21 @@
+#include "ember/train/autocast.h"
+
+#include <ATen/autocast_mode.h>
+
+namespace ember {
+
+AutocastScope::AutocastScope(at::Device device, bool enabled)
+    : type_(device.type()), enabled_(enabled) {
+  if (!enabled_) return;
+  was_enabled_ = at::autocast::is_autocast_enabled(type_);
+  at::autocast::set_autocast_dtype(type_, at::kBFloat16);
+  at::autocast::set_autocast_enabled(type_, true);
+}
+
+AutocastScope::~AutocastScope() {
+  if (!enabled_) return;
+  at::autocast::set_autocast_enabled(type_, was_enabled_);
+  if (!was_enabled_) at::autocast::clear_cache();
+}
+
+}  // namespace ember

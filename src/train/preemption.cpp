@@ -1,0 +1,20 @@
+#include "ember/train/preemption.h"
+
+#include <atomic>
+#include <csignal>
+
+namespace ember {
+namespace {
+volatile std::sig_atomic_t g_requested = 0;
+extern "C" void on_signal(int) { g_requested = 1; }
+}  // namespace
+
+void install_preemption_handlers() {
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+}
+
+bool preemption_requested() { return g_requested != 0; }
+void request_preemption() { g_requested = 1; }
+
+}  // namespace ember

@@ -1,0 +1,62 @@
+#include <nlohmann/json.hpp>
+
+#include <iostream>
+
+#include "cli/commands.h"
+#include "ember/data/shard.h"
+#include "ember/eval/model_loader.h"
+#include "ember/eval/perplexity.h"
+#include "ember/util/error.h"
+
+namespace ember::cli {
+namespace {
+
+struct EvalArgs {
+  std::string path;
+  std::vector<std::string> data;
+  int64_t batches = -1;
+  bool json = false;
+};
+
+void run_eval(const EvalArgs& args) {
+  auto loaded = load_trained_model(args.path);
+  const auto& cfg = loaded.config;
+  const auto specs = args.data.empty() ? cfg.data.val : args.data;
+  if (specs.empty()) throw UsageError("eval: the run has no data.val; pass --data SHARDS");
+  LoaderOptions o;
+  o.batch = cfg.train.micro_batch;
+  o.seq_len = cfg.train.seq_len;
+  o.shuffle = false;
+  BatchLoader loader(resolve_shards(specs, "--data"), o);
+  if (loader.max_token() >= static_cast<uint32_t>(cfg.model.vocab_size))
+    throw DataError("--data: token ids exceed the model's vocab_size " + std::to_string(cfg.model.vocab_size));
+  const int64_t batches = args.batches >= 0 ? args.batches : cfg.eval.batches;
+  auto r = evaluate_perplexity(*loaded.model, loader, batches, at::kCPU, cfg.train.precision == "bf16");
+  if (args.json) {
+    std::cout << nlohmann::json{{"checkpoint", loaded.checkpoint_dir.string()}, {"step", loaded.step},
+                                {"loss", r.loss}, {"perplexity", r.perplexity}, {"tokens", r.tokens}}
+                     .dump()
+              << "\n";
+    return;
+  }
+  std::cout << fmt::format("checkpoint {} (step {})\nloss {:.4f} nats/token, perplexity {:.3f} over {} tokens\n",
+                           loaded.checkpoint_dir.string(), loaded.step, r.loss, r.perplexity, r.tokens);
+}
+
+}  // namespace
+
+void register_eval(CLI::App& app) {
+  auto* cmd = app.add_subcommand("eval", "Validation loss and perplexity of a trained model");
+  cmd->footer(
+      "Examples:\n"
+      "  ember eval runs/tiny                      # newest valid checkpoint, the run's data.val\n"
+      "  ember eval runs/tiny/checkpoints/step_200 --data data/other/val_*.bin --batches 0 --json");
+  auto args = std::make_shared<EvalArgs>();
+  cmd->add_option("path", args->path, "Run directory or checkpoint directory")->required();
+  cmd->add_option("--data", args->data, "Shard files, directories or globs (default: the run's data.val)");
+  cmd->add_option("--batches", args->batches, "Batches to evaluate (0: all; default: eval.batches)");
+  cmd->add_flag("--json", args->json, "Print one JSON object");
+  cmd->callback([args] { run_eval(*args); });
+}
+
+}  // namespace ember::cli

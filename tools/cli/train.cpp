@@ -1,0 +1,60 @@
+#include "ember/util/log.h"
+
+#include <iostream>
+
+#include "cli/commands.h"
+#include "ember/train/trainer.h"
+#include "ember/util/error.h"
+#include "ember/util/files.h"
+
+namespace ember::cli {
+namespace {
+
+struct TrainArgs {
+  ConfigArgs config;
+  bool resume = false;
+  std::string run_dir;
+  int64_t stop_after = 0;
+};
+
+void run_train(const TrainArgs& args) {
+  TrainOptions opt;
+  opt.resume = args.resume;
+  opt.run_dir = args.run_dir;
+  opt.stop_after = args.stop_after;
+  std::vector<std::string> files = args.config.files;
+  if (files.empty()) {
+    // --resume with only a run directory: continue with the config saved there.
+    if (!args.resume || args.run_dir.empty())
+      throw UsageError("train: give -c CONFIG (or --resume --run-dir DIR to continue a run)");
+    files.push_back((fs::path(args.run_dir) / "config.yaml").string());
+  }
+  Trainer trainer(load_config(files, args.config.overrides), opt);
+  auto summary = trainer.run();
+  std::cout << "run directory: " << summary.run_dir.string() << "\n";
+  if (summary.final_eval)
+    std::cout << fmt::format("final validation loss {:.4f}, perplexity {:.3f}\n",
+                             summary.final_eval->loss, summary.final_eval->perplexity);
+  if (summary.preempted) std::cout << "stopped early at step " << summary.step << "; resume with --resume\n";
+}
+
+}  // namespace
+
+void register_train(CLI::App& app) {
+  auto* cmd = app.add_subcommand("train", "Train a model from YAML config(s)");
+  cmd->footer(
+      "Examples:\n"
+      "  ember train -c configs/tiny.yaml\n"
+      "  ember train -c configs/tiny.yaml --set train.steps=2000 --set log.name=longer\n"
+      "  ember train --resume --run-dir runs/tiny       # continue after preemption or a crash\n"
+      "SIGINT/SIGTERM save a checkpoint and exit 0.");
+  auto args = std::make_shared<TrainArgs>();
+  add_config_options(*cmd, args->config, false);
+  cmd->add_flag("--resume", args->resume, "Continue from the newest complete checkpoint of the run");
+  cmd->add_option("--run-dir", args->run_dir, "Run directory (default: log.dir/log.name)");
+  cmd->add_option("--stop-after", args->stop_after,
+                  "Stop as if preempted after N steps of this session (checkpoint + exit 0)");
+  cmd->callback([args] { run_train(*args); });
+}
+
+}  // namespace ember::cli

@@ -1,0 +1,37 @@
+// ember: one binary, git-style subcommands over the library. User mistakes end as one line on
+// stderr and a non-zero exit.
+#include "ember/util/log.h"
+
+#include <iostream>
+
+#include "cli/commands.h"
+#include "ember/util/error.h"
+#include <c10/util/Exception.h>
+
+int main(int argc, char** argv) {
+  CLI::App app{"ember: a research training framework for decoder-only language models\n"
+               "(LEV embeddings, tapered MLP stacks, representational capacity analysis)"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "ember 0.1.0");
+  app.footer("Run 'ember <command> --help' for a command's options and examples.");
+  ember::cli::register_train(app);
+  ember::cli::register_eval(app);
+  ember::cli::register_prepare(app);
+  ember::cli::register_inspect(app);
+  ember::cli::register_config(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const ember::Error& e) {
+    std::cerr << "ember: error: " << e.what() << "\n";
+    return 1;
+  } catch (const c10::Error& e) {
+    std::cerr << "ember: error: " << e.what_without_backtrace() << "\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "ember: error: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
