@@ -20,7 +20,6 @@ ConfigSource ConfigSource::load(const std::vector<std::string>& files,
     if (doc.IsNull()) continue;
     if (!doc.IsMap()) throw ConfigError(file + ": top level must be a mapping of sections");
     src.merge(src.root_, doc, "", file);
-    if (files.size() == 1) src.default_origin_ = file;
   }
   for (const auto& o : overrides) src.apply_override(o);
   return src;

@@ -29,7 +29,7 @@ class ConfigSource {
 
   YAML::Node root_ = YAML::Node(YAML::NodeType::Map);
   std::map<std::string, std::string> origins_;
-  std::string default_origin_ = "defaults";
+  std::string default_origin_ = "defaults";  // for keys no file or --set gave
 };
 
 class SourceChecker : public ConfigChecker {

@@ -1,0 +1,28 @@
+# Bad inputs: one clear line on stderr, a non-zero exit, and no run directory left behind.
+source "$(dirname "$0")/lib_common.sh"
+mkdir -p data
+make_synthetic data 64 5000 1000 >/dev/null
+write_tiny_config good.yaml data
+
+expect_error "config file 'missing.yaml' does not exist" "$EMBER" train -c missing.yaml
+printf 'model: {d_model: 64\ntrain: [\n' >bad.yaml
+expect_error "bad.yaml: invalid YAML" "$EMBER" train -c bad.yaml
+expect_error "unknown key 'train.stpes' (did you mean 'train.steps'?)" "$EMBER" train -c good.yaml --set train.stpes=3
+expect_error "model.d_model: d_model = 60 must be divisible by n_heads = 8" \
+  "$EMBER" train -c good.yaml --set model.d_model=60 --set model.n_heads=8
+expect_error "token id 63 does not fit model.vocab_size = 32" "$EMBER" train -c good.yaml --set model.vocab_size=32
+expect_error "data.train: '" "$EMBER" train -c good.yaml --set 'data.train=[nowhere/*.bin]'
+head -c 2048 /dev/zero >data/val_999.bin
+expect_error "bad magic" "$EMBER" train -c good.yaml
+rm data/val_999.bin
+[ ! -e runs ] || fail "a failed start left a run directory behind"
+
+# A started run is never silently overwritten.
+"$EMBER" train -c good.yaml --set train.steps=20 >/dev/null 2>&1 || fail "good config should train"
+before=$(sha256sum <runs/tiny/checkpoints/step_20/model.safetensors)
+expect_error "already has checkpoints: pass --resume" "$EMBER" train -c good.yaml --set train.steps=20
+[ "$(sha256sum <runs/tiny/checkpoints/step_20/model.safetensors)" = "$before" ] || fail "checkpoint changed"
+
+expect_error "neither a run nor a checkpoint" "$EMBER" eval nowhere
+expect_error "train: give -c CONFIG" "$EMBER" train --set train.steps=3
+echo "bad inputs give one line and a non-zero exit"

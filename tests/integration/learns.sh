@@ -1,0 +1,17 @@
+# A tiny model on synthetic data must get well below the unigram entropy in a few hundred steps.
+source "$(dirname "$0")/lib_common.sh"
+mkdir -p data
+H=$(make_synthetic data 64 200000 20000)
+write_tiny_config tiny.yaml data
+"$EMBER" train -c tiny.yaml --set train.steps=300 --set eval.every=100 --set eval.batches=8 >train.out 2>train.err \
+  || { cat train.err >&2; fail "training failed"; }
+loss=$(sed -n 's/^final validation loss \([0-9.]*\),.*/\1/p' train.out)
+[ -n "$loss" ] || fail "no final validation loss printed"
+echo "unigram entropy $H nats, final validation loss $loss"
+"$PY" -c "import sys; sys.exit(0 if $loss < 0.5 * $H else 1)" || fail "loss $loss is not below half the unigram entropy $H"
+# Progress lines carry the promised fields; metrics.jsonl has one record per logged step.
+grep -q "tok/s | MFU" train.err || fail "progress line lacks tokens/s and MFU"
+grep -q "ETA" train.err || fail "progress line lacks ETA"
+[ "$(grep -c '"kind":"train"' runs/tiny/metrics.jsonl)" -eq 60 ] || fail "expected 60 train records"
+grep -q '"kind":"eval"' runs/tiny/metrics.jsonl || fail "no eval records"
+grep -q "vocab_size: 64" runs/tiny/config.yaml || fail "resolved config not written"

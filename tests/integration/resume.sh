@@ -1,0 +1,58 @@
+# A run killed with SIGKILL, and one preempted with SIGTERM, then resumed, end with bit-identical
+# parameters and the same loss curve as an uninterrupted run.
+source "$(dirname "$0")/lib_common.sh"
+mkdir -p data
+make_synthetic data 64 200000 20000 >/dev/null
+write_tiny_config base.yaml data
+ARGS=(-c base.yaml --set train.steps=200 --set model.d_model=128 --set train.seq_len=64)
+
+curve() {  # the deterministic columns of metrics.jsonl
+  "$PY" -c "
+import json, sys
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    print(r['kind'], r['step'], r.get('loss'), r.get('lr'), r.get('grad_norm'), r.get('val_loss'))
+" "$1"
+}
+
+wait_for_checkpoint() {  # run_dir step pid
+  for _ in $(seq 1 3000); do
+    [ -f "$1/checkpoints/latest" ] && [ -d "$1/checkpoints/step_$2" ] && return 0
+    kill -0 "$3" 2>/dev/null || fail "run ended before step $2 was checkpointed"
+    sleep 0.01
+  done
+  fail "timed out waiting for $1 step $2"
+}
+
+"$EMBER" train "${ARGS[@]}" --run-dir runs/straight 2>straight.err >/dev/null || { cat straight.err; fail "straight run"; }
+
+# SIGKILL: no chance to clean up. Resume continues from the newest complete checkpoint.
+"$EMBER" train "${ARGS[@]}" --run-dir runs/killed 2>killed.err >/dev/null &
+pid=$!
+wait_for_checkpoint runs/killed 40 $pid
+kill -9 $pid
+rc=0; wait $pid || rc=$?
+[ "$rc" -eq 137 ] || fail "the run was not killed mid-way (exit $rc); make it longer"
+[ ! -d runs/killed/checkpoints/step_200 ] || fail "run finished before the kill"
+"$EMBER" train --resume --run-dir runs/killed 2>resumed.err >/dev/null || { cat resumed.err; fail "resume after kill"; }
+grep -q "resumed from" resumed.err || fail "resume did not load a checkpoint"
+
+# SIGTERM: the trainer saves a checkpoint at the current step and exits 0.
+"$EMBER" train "${ARGS[@]}" --run-dir runs/preempted 2>preempted.err >preempted.out &
+pid=$!
+wait_for_checkpoint runs/preempted 20 $pid
+kill -TERM $pid
+rc=0; wait $pid || rc=$?
+[ "$rc" -eq 0 ] || { cat preempted.err; fail "SIGTERM should exit 0, got $rc"; }
+grep -q "stopped early" preempted.out || fail "preempted run did not say it stopped early"
+"$EMBER" train --resume --run-dir runs/preempted 2>>preempted.err >/dev/null || fail "resume after SIGTERM"
+
+want=$(sha256sum <runs/straight/checkpoints/step_200/model.safetensors)
+for run in killed preempted; do
+  got=$(sha256sum <runs/$run/checkpoints/step_200/model.safetensors)
+  [ "$got" = "$want" ] || fail "$run: final parameters differ from the uninterrupted run"
+  cmp <(curve runs/straight/metrics.jsonl) <(curve runs/$run/metrics.jsonl) || fail "$run: loss curve differs"
+  cmp runs/straight/checkpoints/step_200/optim.safetensors runs/$run/checkpoints/step_200/optim.safetensors \
+    || fail "$run: optimizer state differs"
+done
+echo "resume after SIGKILL and SIGTERM is bit-identical"

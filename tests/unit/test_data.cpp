@@ -1,0 +1,169 @@
+// Shard format, shard resolution, and the resumable deterministic loader.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+
+#include "ember/data/loader.h"
+#include "ember/data/shard.h"
+#include "ember/util/error.h"
+
+namespace fs = std::filesystem;
+using ember::BatchLoader;
+using ember::LoaderOptions;
+
+namespace {
+
+fs::path scratch_dir(const std::string& name) {
+  fs::path d = fs::temp_directory_path() / "ember_data_test" / name;
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+std::vector<uint32_t> iota_tokens(size_t n, uint32_t start = 0) {
+  std::vector<uint32_t> t(n);
+  std::iota(t.begin(), t.end(), start);
+  return t;
+}
+
+}  // namespace
+
+TEST(Shard, WritesUint16WhenItFitsAndUint32Otherwise) {
+  auto d = scratch_dir("widths");
+  ember::write_shard(d / "a.bin", {1, 2, 65535});
+  ember::write_shard(d / "b.bin", {1, 70000});
+  ember::ShardFile a(d / "a.bin"), b(d / "b.bin");
+  EXPECT_EQ(a.bytes_per_token(), 2);
+  EXPECT_EQ(b.bytes_per_token(), 4);
+  EXPECT_EQ(a.size(), 3);
+  EXPECT_EQ(a.token(2), 65535u);
+  EXPECT_EQ(b.token(1), 70000u);
+  EXPECT_EQ(b.max_token(), 70000u);
+  EXPECT_EQ(fs::file_size(d / "a.bin"), 1024u + 6u);
+}
+
+TEST(Shard, ReadsTheLlmcHeaderLayout) {
+  // Build a file by hand the way llm.c does: 256 int32 header, magic/version/count, uint16 tokens.
+  auto d = scratch_dir("llmc");
+  int32_t header[256] = {20240520, 1, 4};
+  uint16_t toks[4] = {10, 20, 30, 40};
+  std::ofstream f(d / "x.bin", std::ios::binary);
+  f.write(reinterpret_cast<char*>(header), sizeof(header));
+  f.write(reinterpret_cast<char*>(toks), sizeof(toks));
+  f.close();
+  ember::ShardFile s(d / "x.bin");
+  int64_t out[4];
+  s.copy(0, 4, out);
+  EXPECT_EQ(out[3], 40);
+}
+
+TEST(Shard, BadMagicAndTruncationNameTheFile) {
+  auto d = scratch_dir("bad");
+  std::ofstream(d / "magic.bin", std::ios::binary) << std::string(2000, 'x');
+  try {
+    ember::ShardFile s(d / "magic.bin");
+    FAIL();
+  } catch (const ember::DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("magic.bin' has bad magic"), std::string::npos) << e.what();
+  }
+  ember::write_shard(d / "t.bin", iota_tokens(100));
+  fs::resize_file(d / "t.bin", fs::file_size(d / "t.bin") - 10);
+  try {
+    ember::ShardFile s(d / "t.bin");
+    FAIL();
+  } catch (const ember::DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("truncated"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Shard, ResolveFilesDirectoriesAndGlobs) {
+  auto d = scratch_dir("resolve");
+  for (auto n : {"train_0.bin", "train_1.bin", "val_0.bin"}) ember::write_shard(d / n, {1, 2});
+  EXPECT_EQ(ember::resolve_shards({d.string()}, "k").size(), 3u);
+  EXPECT_EQ(ember::resolve_shards({(d / "train_*.bin").string()}, "k").size(), 2u);
+  try {
+    ember::resolve_shards({(d / "nope_*.bin").string()}, "data.train");
+    FAIL();
+  } catch (const ember::DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("data.train: '"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("matches no shard file"), std::string::npos);
+  }
+}
+
+TEST(Loader, WindowsAreShiftedPairsFromTheShards) {
+  auto d = scratch_dir("windows");
+  ember::write_shard(d / "a.bin", iota_tokens(41));
+  LoaderOptions o;
+  o.batch = 2, o.seq_len = 8, o.shuffle = false;
+  BatchLoader loader({d / "a.bin"}, o);
+  EXPECT_EQ(loader.windows_per_epoch(), 5);  // offsets 0, 8, 16, 24, 32 (+9 <= 41)
+  auto b = loader.next();
+  EXPECT_EQ(b.sizes(), (std::vector<int64_t>{2, 9}));
+  EXPECT_EQ(b[0][0].item<int64_t>(), 0);
+  EXPECT_EQ(b[0][8].item<int64_t>(), 8);
+  EXPECT_EQ(b[1][0].item<int64_t>(), 8);
+}
+
+TEST(Loader, DeterministicForASeedAndDifferentAcrossSeeds) {
+  auto d = scratch_dir("det");
+  ember::write_shard(d / "a.bin", iota_tokens(5000));
+  LoaderOptions o;
+  o.batch = 4, o.seq_len = 16, o.seed = 7;
+  BatchLoader a({d / "a.bin"}, o), b({d / "a.bin"}, o);
+  o.seed = 8;
+  BatchLoader c({d / "a.bin"}, o);
+  auto x = a.next(), y = b.next(), z = c.next();
+  EXPECT_TRUE(torch::equal(x, y));
+  EXPECT_FALSE(torch::equal(x, z));
+}
+
+TEST(Loader, RestoredStateReplaysExactlyTheSameBatchesAcrossEpochs) {
+  auto d = scratch_dir("resume");
+  ember::write_shard(d / "a.bin", iota_tokens(700));
+  ember::write_shard(d / "b.bin", iota_tokens(500, 1000));
+  LoaderOptions o;
+  o.batch = 3, o.seq_len = 10, o.seed = 3;
+  BatchLoader a({d / "a.bin", d / "b.bin"}, o);
+  for (int i = 0; i < 30; ++i) a.next();  // 90 windows: past the first epoch of 118
+  auto saved = ember::LoaderState::from_json(a.state().to_json());
+  std::vector<at::Tensor> expect;
+  for (int i = 0; i < 25; ++i) expect.push_back(a.next());  // crosses into epoch 1
+  EXPECT_EQ(a.state().epoch, 1);
+  BatchLoader b({d / "a.bin", d / "b.bin"}, o);
+  b.restore(saved);
+  for (int i = 0; i < 25; ++i) EXPECT_TRUE(torch::equal(b.next(), expect[i])) << i;
+}
+
+TEST(Loader, EveryWindowOnceperEpochAndRanksSplitTheGlobalBatch) {
+  auto d = scratch_dir("ranks");
+  ember::write_shard(d / "a.bin", iota_tokens(2 * 40 + 1));
+  LoaderOptions o;
+  o.batch = 2, o.seq_len = 2, o.seed = 1, o.world = 2;
+  o.rank = 0;
+  BatchLoader r0({d / "a.bin"}, o);
+  o.rank = 1;
+  BatchLoader r1({d / "a.bin"}, o);
+  std::set<int64_t> starts;
+  for (int step = 0; step < 10; ++step) {  // 10 steps x 2 ranks x 2 = 40 windows = one epoch
+    auto a = r0.next(), b = r1.next();
+    for (auto t : {a, b})
+      for (int64_t row = 0; row < 2; ++row) starts.insert(t[row][0].item<int64_t>());
+  }
+  EXPECT_EQ(starts.size(), 40u);
+}
+
+TEST(Loader, TooLittleDataIsAClearError) {
+  auto d = scratch_dir("small");
+  ember::write_shard(d / "a.bin", iota_tokens(5));
+  LoaderOptions o;
+  o.seq_len = 16;
+  try {
+    BatchLoader l({d / "a.bin"}, o);
+    FAIL();
+  } catch (const ember::DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("too few for one window"), std::string::npos) << e.what();
+  }
+}

@@ -1,0 +1,117 @@
+// AdamW against the closed-form step, parameter groups, schedules at key steps, clipping.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cmath>
+
+#include "ember/train/adamw.h"
+#include "ember/train/lr_schedule.h"
+
+using ember::OptimConfig;
+
+TEST(AdamW, FirstStepMatchesClosedForm) {
+  OptimConfig cfg;
+  cfg.beta1 = 0.9, cfg.beta2 = 0.95, cfg.eps = 1e-8, cfg.weight_decay = 0.1;
+  auto w = torch::tensor({{1.0, -2.0}, {0.5, 3.0}}, torch::kDouble).requires_grad_();
+  auto g = torch::tensor({{0.3, -0.1}, {2.0, 0.0}}, torch::kDouble);
+  ember::AdamW opt({{"layers.0.w", w}}, cfg);
+  w.mutable_grad() = g.clone();
+  const double lr = 0.01;
+  auto w0 = w.detach().clone();
+  opt.step(lr);
+  // m_hat = g, v_hat = g^2 after bias correction: w1 = w0 (1 - lr wd) - lr g / (|g| + eps)
+  auto expect = w0 * (1 - lr * 0.1) - lr * g / (g.abs() + 1e-8);
+  EXPECT_LT((w.detach() - expect).abs().max().item<double>(), 1e-12);
+}
+
+TEST(AdamW, SecondStepMatchesClosedForm) {
+  OptimConfig cfg;
+  cfg.beta1 = 0.8, cfg.beta2 = 0.9, cfg.eps = 1e-6, cfg.weight_decay = 0.0;
+  auto w = torch::tensor({1.0, 2.0}, torch::kDouble).unsqueeze(0).requires_grad_();
+  ember::AdamW opt({{"layers.0.w", w}}, cfg);
+  auto g1 = torch::tensor({{0.5, -1.0}}, torch::kDouble), g2 = torch::tensor({{-0.2, 0.4}}, torch::kDouble);
+  auto w0 = w.detach().clone();
+  w.mutable_grad() = g1.clone();
+  opt.step(0.1);
+  w.mutable_grad() = g2.clone();
+  opt.step(0.05);
+  auto m1 = 0.2 * g1, v1 = 0.1 * g1 * g1;
+  auto w1 = w0 - 0.1 * (m1 / 0.2) / ((v1 / 0.1).sqrt() + 1e-6);
+  auto m2 = 0.8 * m1 + 0.2 * g2, v2 = 0.9 * v1 + 0.1 * g2 * g2;
+  auto w2 = w1 - 0.05 * (m2 / (1 - 0.64)) / ((v2 / (1 - 0.81)).sqrt() + 1e-6);
+  EXPECT_LT((w.detach() - w2).abs().max().item<double>(), 1e-12);
+  EXPECT_EQ(opt.steps(), 2);
+}
+
+TEST(AdamW, NoDecayOnNormsBiasesAndEmbeddingsByDefault) {
+  EXPECT_FALSE(ember::parameter_decays("final_norm.weight", torch::ones({4}), false));
+  EXPECT_FALSE(ember::parameter_decays("layers.0.mlp.bias", torch::ones({4}), true));
+  EXPECT_FALSE(ember::parameter_decays("embedding.weight", torch::ones({4, 4}), false));
+  EXPECT_TRUE(ember::parameter_decays("embedding.weight", torch::ones({4, 4}), true));
+  EXPECT_TRUE(ember::parameter_decays("layers.0.mixer.wq", torch::ones({4, 4}), false));
+  // A no-decay parameter with zero gradient does not move at all.
+  OptimConfig cfg;
+  cfg.weight_decay = 0.5;
+  auto gain = torch::ones({3}, torch::kDouble).requires_grad_();
+  auto mat = torch::ones({3, 3}, torch::kDouble).requires_grad_();
+  ember::AdamW opt({{"norm.weight", gain}, {"layers.0.w", mat}}, cfg);
+  gain.mutable_grad() = torch::zeros_like(gain);
+  mat.mutable_grad() = torch::zeros_like(mat);
+  opt.step(0.1);
+  EXPECT_TRUE(torch::equal(gain.detach(), torch::ones({3}, torch::kDouble)));
+  EXPECT_NEAR(mat[0][0].item<double>(), 1.0 - 0.1 * 0.5, 1e-12);
+}
+
+TEST(AdamW, StateRoundTrip) {
+  OptimConfig cfg;
+  auto w = torch::randn({3, 2}).requires_grad_();
+  ember::AdamW a({{"w", w}}, cfg);
+  w.mutable_grad() = torch::randn({3, 2});
+  a.step(0.01);
+  auto state = a.state_tensors();
+  auto w2 = w.detach().clone().requires_grad_();
+  ember::AdamW b({{"w", w2}}, cfg);
+  b.load_state_tensors(state, "test");
+  auto g = torch::randn({3, 2});
+  w.mutable_grad() = g.clone();
+  w2.mutable_grad() = g.clone();
+  a.step(0.01);
+  b.step(0.01);
+  EXPECT_TRUE(torch::equal(w.detach(), w2.detach()));
+}
+
+TEST(Schedule, KeyStepsOfEachKind) {
+  OptimConfig c;
+  c.lr = 1.0, c.min_lr = 0.1, c.warmup_steps = 10;
+  const int64_t total = 110;
+  for (std::string kind : {"cosine", "linear", "constant", "wsd"}) {
+    c.schedule = kind;
+    EXPECT_DOUBLE_EQ(ember::learning_rate(c, 0, total), 0.1) << kind;   // warmup (step+1)/W
+    EXPECT_DOUBLE_EQ(ember::learning_rate(c, 4, total), 0.5) << kind;
+    EXPECT_DOUBLE_EQ(ember::learning_rate(c, 10, total), 1.0) << kind;  // peak after warmup
+  }
+  c.schedule = "cosine";
+  EXPECT_NEAR(ember::learning_rate(c, 10 + 99 / 2.0, total), 0.55, 1e-2);
+  EXPECT_NEAR(ember::learning_rate(c, total - 1, total), 0.1, 1e-12);
+  c.schedule = "linear";
+  EXPECT_NEAR(ember::learning_rate(c, 10 + 33, total), 1.0 - 0.9 * 33.0 / 99.0, 1e-12);
+  EXPECT_NEAR(ember::learning_rate(c, total - 1, total), 0.1, 1e-12);
+  c.schedule = "constant";
+  EXPECT_DOUBLE_EQ(ember::learning_rate(c, total - 1, total), 1.0);
+  c.schedule = "wsd";
+  c.decay_fraction = 0.2;
+  EXPECT_DOUBLE_EQ(ember::learning_rate(c, 60, total), 1.0);  // stable phase
+  EXPECT_NEAR(ember::learning_rate(c, total - 1, total), 0.1, 1e-12);
+  EXPECT_LT(ember::learning_rate(c, 100, total), 1.0);  // decaying in the last 20%
+}
+
+TEST(Clip, GlobalNormAndScaling) {
+  auto a = torch::zeros({2}).requires_grad_(), b = torch::zeros({1}).requires_grad_();
+  a.mutable_grad() = torch::tensor({3.0f, 0.0f});
+  b.mutable_grad() = torch::tensor({4.0f});
+  EXPECT_NEAR(ember::clip_grad_norm({a, b}, 1.0), 5.0, 1e-6);
+  EXPECT_NEAR(a.grad()[0].item<double>(), 0.6, 1e-5);
+  EXPECT_NEAR(b.grad()[0].item<double>(), 0.8, 1e-5);
+  EXPECT_NEAR(ember::clip_grad_norm({a, b}, 10.0), 1.0, 1e-5);  // below the limit: unchanged
+  EXPECT_NEAR(a.grad()[0].item<double>(), 0.6, 1e-5);
+}

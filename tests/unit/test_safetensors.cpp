@@ -1,0 +1,84 @@
+// safetensors round trips (incl. bf16), malformed files, and readability by Python's safetensors.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "ember/train/safetensors.h"
+#include "ember/util/error.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+fs::path scratch(const std::string& name) {
+  fs::path d = fs::temp_directory_path() / "ember_st_test";
+  fs::create_directories(d);
+  return d / name;
+}
+}  // namespace
+
+TEST(Safetensors, RoundTripAllCommonDtypes) {
+  torch::manual_seed(0);
+  ember::TensorMap in = {{"f32", torch::randn({3, 4})},
+                         {"bf16", torch::randn({5}).to(torch::kBFloat16)},
+                         {"f16", torch::randn({2, 2}).to(torch::kHalf)},
+                         {"f64", torch::randn({1}, torch::kDouble)},
+                         {"i64", torch::arange(7)},
+                         {"scalar", torch::full({}, 3.5)},
+                         {"empty", torch::zeros({0, 3})}};
+  auto path = scratch("rt.safetensors");
+  ember::save_safetensors(path, in, {{"format", "pt"}});
+  std::map<std::string, std::string> meta;
+  auto out = ember::load_safetensors(path, &meta);
+  EXPECT_EQ(meta["format"], "pt");
+  ASSERT_EQ(out.size(), in.size());
+  for (const auto& [name, t] : in) {
+    EXPECT_EQ(out[name].scalar_type(), t.scalar_type()) << name;
+    EXPECT_TRUE(torch::equal(out[name], t)) << name;
+  }
+}
+
+TEST(Safetensors, HeaderIsAlignedJsonWithOffsets) {
+  auto path = scratch("hdr.safetensors");
+  ember::save_safetensors(path, {{"a", torch::ones({2}, torch::kBFloat16)}});
+  std::ifstream f(path, std::ios::binary);
+  uint64_t n = 0;
+  f.read(reinterpret_cast<char*>(&n), 8);
+  EXPECT_EQ(n % 8, 0u);
+  std::string header(n, ' ');
+  f.read(header.data(), static_cast<std::streamsize>(n));
+  EXPECT_NE(header.find("\"dtype\":\"BF16\""), std::string::npos) << header;
+  EXPECT_NE(header.find("\"data_offsets\":[0,4]"), std::string::npos) << header;
+  EXPECT_EQ(fs::file_size(path), 8 + n + 4);
+}
+
+TEST(Safetensors, TruncatedAndGarbageFilesAreRefused) {
+  auto path = scratch("trunc.safetensors");
+  ember::save_safetensors(path, {{"w", torch::randn({64, 64})}});
+  fs::resize_file(path, fs::file_size(path) - 100);
+  try {
+    ember::load_safetensors(path);
+    FAIL() << "truncated file accepted";
+  } catch (const ember::CheckpointError& e) {
+    EXPECT_NE(std::string(e.what()).find("truncated"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(path.string()), std::string::npos) << e.what();
+  }
+  std::ofstream(scratch("junk.safetensors")) << "not a safetensors file at all";
+  EXPECT_THROW(ember::load_safetensors(scratch("junk.safetensors")), ember::CheckpointError);
+}
+
+TEST(Safetensors, PythonSafetensorsReadsOurFile) {
+  const char* py = std::getenv("EMBER_PYTHON");
+  if (!py || !*py) GTEST_SKIP() << "EMBER_PYTHON not set";
+  auto path = scratch("py.safetensors");
+  auto w = torch::arange(12, torch::kFloat).reshape({3, 4}) / 7.0;
+  auto b = (torch::arange(6, torch::kFloat) / 3.0).to(torch::kBFloat16);
+  ember::save_safetensors(path, {{"w", w}, {"b", b}});
+  const std::string cmd = std::string(py) + " -c \"import torch; from safetensors.torch import load_file; "
+                          "t = load_file('" + path.string() + "'); "
+                          "assert torch.equal(t['w'], torch.arange(12.).reshape(3, 4) / 7.0); "
+                          "assert t['b'].dtype == torch.bfloat16; "
+                          "assert torch.equal(t['b'], (torch.arange(6.) / 3.0).to(torch.bfloat16))\"";
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+}
