@@ -1,0 +1,53 @@
+// End-to-end training step throughput of ember (forward, backward, clipping, fused AdamW) for a
+// model shape; prints one JSON line. bench/run_throughput.sh runs it beside the Python eager
+// reference (bench/reference_train.py) of the identical model.
+// Usage: ember_train_bench V D L H D_FF B T STEPS [fp32|bf16]
+#include <chrono>
+#include <iostream>
+
+#include "ember/model/lm.h"
+#include "ember/train/adamw.h"
+#include "ember/train/autocast.h"
+#include "ember/train/peak_flops.h"
+
+int main(int argc, char** argv) {
+  if (argc < 9) {
+    std::cerr << "usage: ember_train_bench V D L H D_FF B T STEPS [fp32|bf16]\n";
+    return 2;
+  }
+  auto arg = [&](int i) { return std::stoll(argv[i]); };
+  ember::ModelConfig cfg;
+  cfg.vocab_size = arg(1), cfg.d_model = arg(2), cfg.n_layers = arg(3), cfg.n_heads = arg(4);
+  cfg.mlp.d_ff = arg(5);
+  const int64_t B = arg(6), T = arg(7), steps = arg(8);
+  const bool bf16 = argc > 9 && std::string(argv[9]) == "bf16";
+  cfg.max_seq_len = T;
+  torch::manual_seed(0);
+  ember::LanguageModel model(cfg);
+  ember::OptimConfig ocfg;
+  ember::AdamW opt(model.named_parameters().pairs(), ocfg);
+  auto batch = torch::randint(0, cfg.vocab_size, {B, T + 1}, torch::kLong);
+  auto x = batch.narrow(1, 0, T), y = batch.narrow(1, 1, T);
+  auto step = [&] {
+    {
+      ember::AutocastScope autocast(at::kCPU, bf16);
+      model.loss(x, y).backward();
+    }
+    ember::clip_grad_norm(model.parameters(), 1.0);
+    opt.step(1e-4);
+    opt.zero_grad();
+  };
+  step();  // warm-up: allocations, oneDNN primitive caches
+  step();
+  auto t0 = std::chrono::steady_clock::now();
+  for (int64_t i = 0; i < steps; ++i) step();
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double peak = ember::measure_matmul_peak(at::kCPU, bf16 ? at::kBFloat16 : at::kFloat);
+  const double tok_s = steps * B * T / s;
+  const double mfu = tok_s * model.train_flops_per_token(T) / peak;
+  std::cout << "{\"impl\": \"ember\", \"precision\": \"" << (bf16 ? "bf16" : "fp32")
+            << "\", \"params\": " << model.num_parameters() << ", \"s_per_step\": " << s / steps
+            << ", \"tokens_per_s\": " << tok_s << ", \"peak_gflops\": " << peak / 1e9
+            << ", \"mfu\": " << mfu << ", \"threads\": " << at::get_num_threads() << "}\n";
+  return 0;
+}
