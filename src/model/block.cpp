@@ -13,9 +13,21 @@ Block::Block(const ModelConfig& cfg, int64_t d_ff) {
   mlp_ = register_module("mlp", std::make_shared<SwiGLU>(cfg.d_model, d_ff, cfg.init_std, out_std));
 }
 
-at::Tensor Block::forward(const at::Tensor& x, const Rope& rope) {
-  auto h = x + mixer_->forward(mixer_norm_->forward(x), rope);
-  return h + mlp_->forward(mlp_norm_->forward(h));
+at::Tensor Block::forward(const at::Tensor& x, const Rope& rope, BlockTrace* trace) {
+  auto mixed = mixer_->forward(mixer_norm_->forward(x), rope);
+  auto h = x + mixed;
+  auto m = mlp_->forward(mlp_norm_->forward(h));
+  if (trace) *trace = {x, mixed, h, m};
+  return h + m;
+}
+
+double Block::forward_flops_per_token(int64_t seq_len) const {
+  double matmul = 0;
+  for (const auto* part : {static_cast<const torch::nn::Module*>(mixer_.get()),
+                           static_cast<const torch::nn::Module*>(mlp_.get())})
+    for (const auto& p : part->parameters())
+      if (p.dim() >= 2) matmul += static_cast<double>(p.numel());
+  return 2.0 * matmul + static_cast<double>(mixer_->extra_flops_per_token(seq_len));
 }
 
 }  // namespace ember

@@ -1,4 +1,5 @@
 #include "ember/model/embedding.h"
+#include "ember/model/init.h"
 
 #include "ember/util/error.h"
 
@@ -16,7 +17,7 @@ at::Tensor Embedding::materialize(int64_t chunk) {
 
 TableEmbedding::TableEmbedding(int64_t vocab, int64_t dim, double init_std, bool tied)
     : tied_(tied) {
-  weight_ = register_parameter("weight", at::empty({vocab, dim}).normal_(0.0, init_std));
+  weight_ = register_parameter("weight", normal_parameter({vocab, dim}, init_std));
 }
 
 at::Tensor TableEmbedding::forward(const at::Tensor& ids) { return at::embedding(weight_, ids); }

@@ -1,4 +1,5 @@
 #include "ember/model/lm.h"
+#include "ember/model/init.h"
 
 #include "ember/model/mixers/attention.h"
 #include "ember/util/error.h"
@@ -17,7 +18,7 @@ LanguageModel::LanguageModel(const ModelConfig& cfg)
   final_norm_ = register_module("final_norm", std::make_shared<RMSNorm>(cfg.d_model, cfg.norm_eps));
   if (!embedding_->tied_table().defined())
     head_ = register_module("head", std::make_shared<torch::nn::Module>("Head"))
-                ->register_parameter("weight", at::empty({cfg.vocab_size, cfg.d_model}).normal_(0.0, cfg.init_std));
+                ->register_parameter("weight", normal_parameter({cfg.vocab_size, cfg.d_model}, cfg.init_std));
 }
 
 at::Tensor LanguageModel::head_weight() const {
@@ -28,6 +29,13 @@ at::Tensor LanguageModel::hidden(const at::Tensor& ids) {
   auto x = embedding_->forward(ids);
   for (auto& block : blocks_) x = block->forward(x, rope_);
   return final_norm_->forward(x);
+}
+
+std::vector<BlockTrace> LanguageModel::trace(const at::Tensor& ids) {
+  std::vector<BlockTrace> traces(blocks_.size());
+  auto x = embedding_->forward(ids);
+  for (size_t l = 0; l < blocks_.size(); ++l) x = blocks_[l]->forward(x, rope_, &traces[l]);
+  return traces;
 }
 
 at::Tensor LanguageModel::forward(const at::Tensor& ids) {
@@ -65,7 +73,7 @@ double LanguageModel::train_flops_per_token(int64_t seq_len) const {
   matmul_params += static_cast<double>(head_weight().numel()) * (head_.defined() ? 0 : 1);
   double attention = 0;
   for (const auto& b : blocks_) attention += static_cast<double>(b->mixer().extra_flops_per_token(seq_len));
-  return 6.0 * matmul_params + 3.0 * attention;
+  return 6.0 * matmul_params + 3.0 * attention;  // backward costs twice the forward
 }
 
 }  // namespace ember

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include "ember/model/taper.h"
+#include "ember/util/error.h"
+
 namespace ember {
 
 void ModelConfig::check(const ConfigChecker& c) const {
@@ -11,6 +14,11 @@ void ModelConfig::check(const ConfigChecker& c) const {
             fmt::format("n_heads = {} must be a multiple of n_kv_heads = {}", n_heads, kv_heads()));
   c.require(head_dim() % 2 == 0, "model.n_heads",
             fmt::format("head dim d_model/n_heads = {} must be even for RoPE", head_dim()));
+  try {
+    layer_d_ff();  // the taper settings must keep the budget
+  } catch (const ConfigError& e) {
+    throw ConfigError(c.origin("model.mlp.taper") + ": " + e.what());
+  }
 }
 
 int64_t ModelConfig::base_d_ff() const {
@@ -20,7 +28,7 @@ int64_t ModelConfig::base_d_ff() const {
 }
 
 std::vector<int64_t> ModelConfig::layer_d_ff() const {
-  return std::vector<int64_t>(static_cast<size_t>(n_layers), base_d_ff());
+  return taper_widths(mlp.taper, n_layers, base_d_ff());
 }
 
 }  // namespace ember

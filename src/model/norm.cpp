@@ -1,9 +1,10 @@
 #include "ember/model/norm.h"
+#include "ember/model/init.h"
 
 namespace ember {
 
 RMSNorm::RMSNorm(int64_t dim, double eps) : eps_(eps) {
-  weight_ = register_parameter("weight", at::ones({dim}));
+  weight_ = register_parameter("weight", ones_parameter({dim}));
 }
 
 at::Tensor RMSNorm::forward(const at::Tensor& x) {

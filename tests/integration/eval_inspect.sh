@@ -18,7 +18,7 @@ o = load_file("runs/tiny/checkpoints/step_20/optim.safetensors")
 assert int(o["__steps__"]) == 20
 PY
 # inspect: the per-layer table and totals agree with the closed form.
-"$EMBER" inspect -c e.yaml --json >inspect.json
+"$EMBER" inspect e.yaml --json >inspect.json
 "$PY" - <<'PY' || fail "inspect totals are wrong"
 import json
 r = json.load(open("inspect.json"))
@@ -27,7 +27,7 @@ layer = 4 * d * d + 3 * d * f + 2 * d
 assert r["total_params"] == V * d + L * layer + d, r
 assert [l["d_ff"] for l in r["layers"]] == [f, f]
 PY
-"$EMBER" inspect -c e.yaml | grep -q "total" || fail "inspect table"
+"$EMBER" inspect e.yaml | grep -q "total_params" || fail "inspect table"
 "$EMBER" config -c e.yaml --set optim.lr=0.01 | grep -q "lr: 0.01" || fail "config prints resolved keys"
 # prepare bytes: documents split by path hash, manifest with hashes.
 printf 'hello world\n' >docs/a.txt; printf 'second document\n' >docs/b.txt; printf 'third\n' >docs/c.txt

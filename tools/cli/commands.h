@@ -18,5 +18,6 @@ void register_eval(CLI::App& app);
 void register_prepare(CLI::App& app);
 void register_inspect(CLI::App& app);
 void register_config(CLI::App& app);
+void register_analyze(CLI::App& app);
 
 }  // namespace ember::cli

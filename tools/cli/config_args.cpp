@@ -9,8 +9,10 @@ namespace ember::cli {
 void add_config_options(CLI::App& cmd, ConfigArgs& args, bool required) {
   auto* c = cmd.add_option("-c,--config", args.files,
                            "YAML config file; several are merged in order (later wins)");
+  c->allow_extra_args(false);  // one file per -c; repeat -c for more
   if (required) c->required();
-  cmd.add_option("--set", args.overrides, "Override one key, e.g. --set train.steps=500 (repeatable)");
+  cmd.add_option("--set", args.overrides, "Override one key, e.g. --set train.steps=500 (repeatable)")
+      ->allow_extra_args(false);
 }
 
 void register_config(CLI::App& app) {

@@ -4,10 +4,18 @@
 
 #include "cli/commands.h"
 #include "ember/config/config.h"
+#include "ember/model/init.h"
 #include "ember/model/lm.h"
+#include "ember/util/error.h"
 
 namespace ember::cli {
 namespace {
+
+struct InspectArgs {
+  std::vector<std::string> configs;  // one model each (1 or 2)
+  ConfigArgs common;                 // -c base files merged under each, --set applied to each
+  bool json = false;
+};
 
 int64_t count(const std::vector<at::Tensor>& params) {
   int64_t n = 0;
@@ -15,52 +23,101 @@ int64_t count(const std::vector<at::Tensor>& params) {
   return n;
 }
 
-void run_inspect(const ConfigArgs& args, bool json) {
-  Config cfg = load_config(args.files, args.overrides);
+// Parameters and FLOPs of one config, from a shape-only (meta) instance of the real model.
+nlohmann::json describe(const std::string& file, const InspectArgs& args) {
+  std::vector<std::string> files = args.common.files;
+  files.push_back(file);
+  Config cfg = load_config(files, args.common.overrides);
+  MetaInitScope meta;
   LanguageModel model(cfg.model);
   const int64_t T = cfg.train.seq_len;
   nlohmann::json layers = nlohmann::json::array();
   int64_t body = 0;
   for (size_t l = 0; l < model.blocks().size(); ++l) {
     auto& b = *model.blocks()[l];
-    const int64_t mixer = count(b.mixer().parameters()), mlp = count(b.mlp().parameters());
     const int64_t all = count(b.parameters());
     body += all;
     layers.push_back({{"layer", l}, {"mixer", cfg.model.mixer.kind}, {"d_ff", b.mlp().d_ff()},
-                      {"mixer_params", mixer}, {"mlp_params", mlp}, {"params", all}});
+                      {"mixer_params", count(b.mixer().parameters())}, {"mlp_params", count(b.mlp().parameters())},
+                      {"params", all}, {"fwd_flops_per_token", b.forward_flops_per_token(T)}});
   }
-  const int64_t embedding = model.num_embedding_parameters();
-  const int64_t total = model.num_parameters();
-  nlohmann::json out = {{"embedding_kind", cfg.model.embedding.kind}, {"layers", layers},
-                        {"embedding_params", embedding}, {"body_params", body},
-                        {"head_params", total - embedding - body}, {"total_params", total},
-                        {"train_flops_per_token", model.train_flops_per_token(T)}};
-  if (json) {
-    std::cout << out.dump(2) << "\n";
+  const int64_t embedding = model.num_embedding_parameters(), total = model.num_parameters();
+  return {{"config", file}, {"embedding_kind", cfg.model.embedding.kind}, {"mixer", cfg.model.mixer.kind},
+          {"taper", cfg.model.mlp.taper.schedule}, {"seq_len", T}, {"layers", layers},
+          {"embedding_params", embedding}, {"body_params", body}, {"head_params", total - embedding - body},
+          {"total_params", total}, {"train_flops_per_token", model.train_flops_per_token(T)}};
+}
+
+std::string human(double x) {
+  const char* units[] = {"", "K", "M", "G", "T"};
+  int u = 0;
+  while (std::abs(x) >= 1000 && u < 4) x /= 1000, ++u;
+  return fmt::format("{:.4g}{}", x, units[u]);
+}
+
+void print_one(const nlohmann::json& m) {
+  std::cout << fmt::format("{} (embedding {}, mixer {}, taper {})\n", m["config"].get<std::string>(),
+                           m["embedding_kind"].get<std::string>(), m["mixer"].get<std::string>(),
+                           m["taper"].get<std::string>());
+  std::cout << fmt::format("{:>5} {:>16} {:>7} {:>13} {:>13} {:>13} {:>15}\n", "layer", "mixer", "d_ff",
+                           "mixer params", "mlp params", "params", "fwd FLOPs/tok");
+  for (const auto& l : m["layers"])
+    std::cout << fmt::format("{:>5} {:>16} {:>7} {:>13} {:>13} {:>13} {:>15}\n", l["layer"].get<int>(),
+                             l["mixer"].get<std::string>(), l["d_ff"].get<int64_t>(), l["mixer_params"].get<int64_t>(),
+                             l["mlp_params"].get<int64_t>(), l["params"].get<int64_t>(),
+                             human(l["fwd_flops_per_token"].get<double>()));
+  for (const char* k : {"embedding_params", "body_params", "head_params", "total_params"})
+    std::cout << fmt::format("{:<17} {:>14} ({})\n", k, m[k].get<int64_t>(), human(m[k].get<double>()));
+  std::cout << fmt::format("training FLOPs/token at T={}: {}\n", m["seq_len"].get<int64_t>(),
+                           human(m["train_flops_per_token"].get<double>()));
+}
+
+void print_diff(const nlohmann::json& a, const nlohmann::json& b) {
+  std::cout << fmt::format("A = {}\nB = {}\n", a["config"].get<std::string>(), b["config"].get<std::string>());
+  std::cout << fmt::format("{:>5} {:>7} {:>7} {:>13} {:>13} {:>13}\n", "layer", "d_ff A", "d_ff B", "params A",
+                           "params B", "B - A");
+  const size_t n = std::max(a["layers"].size(), b["layers"].size());
+  for (size_t l = 0; l < n; ++l) {
+    auto get = [&](const nlohmann::json& m, const char* k) -> int64_t {
+      return l < m["layers"].size() ? m["layers"][l][k].get<int64_t>() : 0;
+    };
+    std::cout << fmt::format("{:>5} {:>7} {:>7} {:>13} {:>13} {:>+13}\n", l, get(a, "d_ff"), get(b, "d_ff"),
+                             get(a, "params"), get(b, "params"), get(b, "params") - get(a, "params"));
+  }
+  for (const char* k : {"embedding_params", "body_params", "head_params", "total_params", "train_flops_per_token"})
+    std::cout << fmt::format("{:<22} {:>16} {:>16} {:>+16}\n", k, human(a[k].get<double>()),
+                             human(b[k].get<double>()), b[k].get<double>() - a[k].get<double>());
+}
+
+void run_inspect(const InspectArgs& args) {
+  if (args.configs.size() > 2) throw UsageError("inspect: give one config, or two to compare");
+  std::vector<nlohmann::json> models;
+  for (const auto& f : args.configs) models.push_back(describe(f, args));
+  if (args.json) {
+    std::cout << (models.size() == 1 ? models[0] : nlohmann::json(models)).dump(2) << "\n";
     return;
   }
-  std::cout << fmt::format("{:>5} {:>16} {:>8} {:>14} {:>14} {:>14}\n", "layer", "mixer", "d_ff",
-                           "mixer params", "mlp params", "params");
-  for (const auto& l : layers)
-    std::cout << fmt::format("{:>5} {:>16} {:>8} {:>14} {:>14} {:>14}\n", l["layer"].get<int>(),
-                             l["mixer"].get<std::string>(), l["d_ff"].get<int64_t>(),
-                             l["mixer_params"].get<int64_t>(), l["mlp_params"].get<int64_t>(),
-                             l["params"].get<int64_t>());
-  std::cout << fmt::format("embedding ({}) {}\nbody {}\nhead {}\ntotal {}\ntraining FLOPs/token at T={}: {:.4g}\n",
-                           cfg.model.embedding.kind, embedding, body, total - embedding - body, total, T,
-                           model.train_flops_per_token(T));
+  if (models.size() == 1) print_one(models[0]);
+  else print_diff(models[0], models[1]);
 }
 
 }  // namespace
 
 void register_inspect(CLI::App& app) {
-  auto* cmd = app.add_subcommand("inspect", "Parameters, per-layer widths and FLOPs of a config");
-  cmd->footer("Example:\n  ember inspect -c configs/tiny.yaml --json");
-  auto args = std::make_shared<ConfigArgs>();
-  auto json = std::make_shared<bool>(false);
-  add_config_options(*cmd, *args, true);
-  cmd->add_flag("--json", *json, "Print JSON");
-  cmd->callback([args, json] { run_inspect(*args, *json); });
+  auto* cmd = app.add_subcommand("inspect", "Per-layer widths, parameters and FLOPs of a config (or two, side by side)");
+  cmd->footer(
+      "Examples:\n"
+      "  ember inspect configs/tiny.yaml\n"
+      "  ember inspect configs/tapered/cpu.yaml --set model.mlp.taper.schedule=cosine --json\n"
+      "  ember inspect -c configs/tapered/440m.yaml configs/tapered/uniform.yaml configs/tapered/cosine.yaml");
+  auto args = std::make_shared<InspectArgs>();
+  cmd->add_option("configs", args->configs, "Config file of a model; two files compare two models")->required();
+  cmd->add_option("-c,--config", args->common.files, "Base config merged under each model's file")
+      ->allow_extra_args(false);
+  cmd->add_option("--set", args->common.overrides, "Override a key in every model, e.g. --set model.n_layers=12")
+      ->allow_extra_args(false);
+  cmd->add_flag("--json", args->json, "Print JSON");
+  cmd->callback([args] { run_inspect(*args); });
 }
 
 }  // namespace ember::cli

@@ -36,6 +36,7 @@ class SourceChecker : public ConfigChecker {
  public:
   explicit SourceChecker(const ConfigSource& src) : src_(src) {}
   void require(bool ok, const std::string& key_path, const std::string& what) const override;
+  std::string origin(const std::string& key_path) const override { return src_.origin_of(key_path); }
 
  private:
   const ConfigSource& src_;

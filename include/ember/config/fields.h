@@ -25,6 +25,8 @@ class ConfigChecker {
  public:
   virtual ~ConfigChecker() = default;
   virtual void require(bool ok, const std::string& key_path, const std::string& what) const = 0;
+  // The file (or --set) that set this key, for errors raised elsewhere.
+  virtual std::string origin(const std::string& key_path) const = 0;
 };
 
 }  // namespace ember

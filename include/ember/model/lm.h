@@ -22,6 +22,7 @@ class LanguageModel : public torch::nn::Module {
   // Mean next-token cross-entropy (computed in fp32) of logits(ids) against targets [B, T].
   at::Tensor loss(const at::Tensor& ids, const at::Tensor& targets);
   at::Tensor hidden(const at::Tensor& ids);  // final-normed hidden states [B, T, D]
+  std::vector<BlockTrace> trace(const at::Tensor& ids);  // per-block residual contributions
 
   const ModelConfig& config() const { return cfg_; }
   Embedding& embedding() { return *embedding_; }

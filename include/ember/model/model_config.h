@@ -32,12 +32,23 @@ struct MixerConfig {
   }
 };
 
+// model.mlp.taper.*: how d_ff shrinks with depth at a fixed budget (spec/tapered.md).
 struct TaperConfig {
-  std::string schedule = "uniform";
+  std::string schedule = "uniform";  // uniform | linear | cosine | sigmoid | groups
+  double start = 1.5;                // rho_start: first layer width = start * d_ff
+  double end = 0.5;                  // rho_end: last layer width = end * d_ff
+  double steepness = 10.0;           // sigmoid k
+  int64_t multiple_of = 16;          // widths rounded to this multiple
+  std::vector<double> groups = {1.5, 1.0, 0.5};  // groups: factor per equal group of layers
 
   template <class V>
   void fields(V& v) {
-    v.choice("schedule", schedule, {"uniform"});
+    v.choice("schedule", schedule, {"uniform", "linear", "cosine", "sigmoid", "groups"});
+    v.field("start", start, Bound::positive());
+    v.field("end", end, Bound::positive());
+    v.field("steepness", steepness, Bound::positive());
+    v.field("multiple_of", multiple_of, Bound::positive());
+    v.field("groups", groups, Bound::positive());
   }
 };
 

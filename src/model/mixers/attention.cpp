@@ -1,4 +1,5 @@
 #include "ember/model/mixers/attention.h"
+#include "ember/model/init.h"
 
 #include <cmath>
 
@@ -12,10 +13,10 @@ Attention::Attention(const ModelConfig& cfg)
   const int64_t d = cfg.d_model;
   const double std = cfg.init_std;
   const double out_std = cfg.scale_residual_init ? std / std::sqrt(2.0 * cfg.n_layers) : std;
-  wq_ = register_parameter("wq", at::empty({n_heads_ * head_dim_, d}).normal_(0.0, std));
-  wk_ = register_parameter("wk", at::empty({n_kv_heads_ * head_dim_, d}).normal_(0.0, std));
-  wv_ = register_parameter("wv", at::empty({n_kv_heads_ * head_dim_, d}).normal_(0.0, std));
-  wo_ = register_parameter("wo", at::empty({d, n_heads_ * head_dim_}).normal_(0.0, out_std));
+  wq_ = register_parameter("wq", normal_parameter({n_heads_ * head_dim_, d}, std));
+  wk_ = register_parameter("wk", normal_parameter({n_kv_heads_ * head_dim_, d}, std));
+  wv_ = register_parameter("wv", normal_parameter({n_kv_heads_ * head_dim_, d}, std));
+  wo_ = register_parameter("wo", normal_parameter({d, n_heads_ * head_dim_}, out_std));
 }
 
 at::Tensor Attention::reference_attention(const at::Tensor& q, const at::Tensor& k,

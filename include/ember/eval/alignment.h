@@ -1,0 +1,29 @@
+// Residual alignment (spec/tapered.md, "Mechanism"): per layer, the mean over tokens of
+// rho_l = cos(MLP_l output, residual stream h_l it is added to), and the same for the mixer.
+// Late MLPs with rho near 1 reinforce what the stream already holds rather than write new
+// directions.
+#pragma once
+#include <vector>
+
+#include "ember/data/loader.h"
+#include "ember/model/lm.h"
+
+namespace ember {
+
+struct LayerAlignment {
+  int64_t layer = 0;
+  double mixer_cos = 0.0;  // mean cos(Mixer_l output, x_l)
+  double mlp_cos = 0.0;    // mean cos(MLP_l output, h_l)
+};
+
+// Mean over all tokens of the cosine between matching rows of [.., D] tensors (0 for zero rows).
+double mean_row_cosine(const at::Tensor& a, const at::Tensor& b);
+
+struct AlignmentResult {
+  std::vector<LayerAlignment> layers;
+  int64_t tokens = 0;
+};
+
+AlignmentResult residual_alignment(LanguageModel& model, BatchLoader& loader, int64_t batches);
+
+}  // namespace ember

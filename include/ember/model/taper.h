@@ -1,0 +1,21 @@
+// Tapered MLP widths (spec/tapered.md): d_ff(l) = d_end + (d_start - d_end) f(l / (L-1)) with
+// f linear, cosine or sigmoid, rounded to a multiple q with layers l and L-1-l summing to 2 d_base
+// so the parameter and FLOP budget of the uniform stack is kept exactly; or equal groups of layers
+// with given width factors.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "ember/model/model_config.h"
+
+namespace ember {
+
+// The schedule's f(t), t in [0, 1]; f(0) = 1, f(1) = 0, f(t) + f(1 - t) = 1.
+double taper_profile(const TaperConfig& cfg, double t);
+
+// One width per layer. Throws ConfigError naming the offending values when the settings cannot
+// keep the budget (start + end != 2, d_base not a multiple of q, widths reaching zero, groups
+// that do not average 1 or do not divide L).
+std::vector<int64_t> taper_widths(const TaperConfig& cfg, int64_t n_layers, int64_t d_base);
+
+}  // namespace ember
