@@ -1,7 +1,7 @@
 // End-to-end training step throughput of ember (forward, backward, clipping, fused AdamW) for a
 // model shape; prints one JSON line. bench/run_throughput.sh runs it beside the Python eager
 // reference (bench/reference_train.py) of the identical model.
-// Usage: ember_train_bench V D L H D_FF B T STEPS [fp32|bf16]
+// Usage: ember_train_bench V D L H D_FF B T STEPS [fp32|bf16] [embedding kind]
 #include <chrono>
 #include <iostream>
 
@@ -12,7 +12,7 @@
 
 int main(int argc, char** argv) {
   if (argc < 9) {
-    std::cerr << "usage: ember_train_bench V D L H D_FF B T STEPS [fp32|bf16]\n";
+    std::cerr << "usage: ember_train_bench V D L H D_FF B T STEPS [fp32|bf16] [tied|untied|lev|...]\n";
     return 2;
   }
   auto arg = [&](int i) { return std::stoll(argv[i]); };
@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   cfg.mlp.d_ff = arg(5);
   const int64_t B = arg(6), T = arg(7), steps = arg(8);
   const bool bf16 = argc > 9 && std::string(argv[9]) == "bf16";
+  if (argc > 10) cfg.embedding.kind = argv[10];
   cfg.max_seq_len = T;
   torch::manual_seed(0);
   ember::LanguageModel model(cfg);
@@ -45,7 +46,8 @@ int main(int argc, char** argv) {
   const double peak = ember::measure_matmul_peak(at::kCPU, bf16 ? at::kBFloat16 : at::kFloat);
   const double tok_s = steps * B * T / s;
   const double mfu = tok_s * model.train_flops_per_token(T) / peak;
-  std::cout << "{\"impl\": \"ember\", \"precision\": \"" << (bf16 ? "bf16" : "fp32")
+  std::cout << "{\"impl\": \"ember\", \"embedding\": \"" << cfg.embedding.kind << "\", \"precision\": \""
+            << (bf16 ? "bf16" : "fp32")
             << "\", \"params\": " << model.num_parameters() << ", \"s_per_step\": " << s / steps
             << ", \"tokens_per_s\": " << tok_s << ", \"peak_gflops\": " << peak / 1e9
             << ", \"mfu\": " << mfu << ", \"threads\": " << at::get_num_threads() << "}\n";

@@ -1,6 +1,11 @@
 # Third-party dependencies: LibTorch (PyPI wheel via CMAKE_PREFIX_PATH, or Debian's 1.13), and the
 # Debian -dev packages installed by scripts/setup.sh. fmt is used header-only: the torch wheel
 # ships fmt 12 headers ahead of Debian's fmt 9 on the include path (see docs/platform.md).
+# Torch's CMake adds -gencode flags for the CUDA architectures it detects or is told; with no GPU
+# its default list includes compute_50, which nvcc 13 rejects. Ampere and Hopper by default.
+if(NOT DEFINED ENV{TORCH_CUDA_ARCH_LIST})
+  set(ENV{TORCH_CUDA_ARCH_LIST} "8.0;9.0")
+endif()
 find_package(Torch REQUIRED)
 find_package(Threads REQUIRED)
 find_package(yaml-cpp REQUIRED)

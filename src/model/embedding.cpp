@@ -1,6 +1,8 @@
 #include "ember/model/embedding.h"
 #include "ember/model/init.h"
 
+#include "ember/model/embedding_baselines.h"
+#include "ember/model/lev.h"
 #include "ember/util/error.h"
 
 namespace ember {
@@ -27,6 +29,11 @@ std::shared_ptr<Embedding> make_embedding(const ModelConfig& cfg) {
   if (kind == "tied" || kind == "untied")
     return std::make_shared<TableEmbedding>(cfg.vocab_size, cfg.d_model, cfg.init_std,
                                             kind == "tied");
+  if (kind == "lev") return std::make_shared<LevEmbedding>(cfg.vocab_size, cfg.d_model, cfg.embedding.lev);
+  const BaselineSizes sizes = baseline_sizes(cfg);
+  if (kind == "albert") return std::make_shared<AlbertEmbedding>(cfg.vocab_size, cfg.d_model, sizes.albert_dim, cfg.init_std);
+  if (kind == "flat_mlp" || kind == "factored_mlp")
+    return std::make_shared<MlpEmbedding>(cfg, kind == "factored_mlp", sizes);
   throw ConfigError("model.embedding.kind: unknown kind '" + kind + "'");
 }
 

@@ -13,6 +13,8 @@ at::Tensor normal_parameter(at::IntArrayRef shape, double std) {
 
 at::Tensor ones_parameter(at::IntArrayRef shape) { return at::ones(shape, parameter_options()); }
 
+at::Tensor full_parameter(at::IntArrayRef shape, double value) { return at::full(shape, value, parameter_options()); }
+
 MetaInitScope::MetaInitScope() : previous_(g_meta) { g_meta = true; }
 MetaInitScope::~MetaInitScope() { g_meta = previous_; }
 

@@ -18,4 +18,13 @@ AutocastScope::~AutocastScope() {
   if (!was_enabled_) at::autocast::clear_cache();
 }
 
+NoAutocastScope::NoAutocastScope(at::Device device)
+    : type_(device.type()), was_enabled_(at::autocast::is_autocast_enabled(type_)) {
+  if (was_enabled_) at::autocast::set_autocast_enabled(type_, false);
+}
+
+NoAutocastScope::~NoAutocastScope() {
+  if (was_enabled_) at::autocast::set_autocast_enabled(type_, true);
+}
+
 }  // namespace ember

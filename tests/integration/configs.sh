@@ -27,6 +27,32 @@ if want:
 print(name, base["total_params"], [l["d_ff"] for l in runs["cosine"]["layers"]])
 PY
 done
+# Leviathan: every scale x embedding kind validates; the input sides of the ablation are parameter
+# matched to LEV, and untied adds exactly one V x D table to tied.
+for scale in cpu 200m 400m 1.2b; do
+  for kind in tied untied albert flat_mlp factored_mlp lev; do
+    "$EMBER" inspect -c "$CONFIGS/leviathan/$scale.yaml" "$CONFIGS/leviathan/$kind.yaml" --json >"lev.$scale.$kind.json" \
+      || fail "leviathan/$scale.yaml + $kind.yaml does not validate"
+  done
+  "$PY" - "$scale" <<'PY' || fail "leviathan $scale: parameter bookkeeping is off"
+import json, sys
+s = sys.argv[1]
+r = {k: json.load(open(f"lev.{s}.{k}.json")) for k in ["tied", "untied", "albert", "flat_mlp", "factored_mlp", "lev"]}
+table = r["tied"]["embedding_params"]
+assert r["untied"]["total_params"] - r["tied"]["total_params"] == table
+lev = r["lev"]["embedding_params"]
+for k in ["flat_mlp", "factored_mlp"]:
+    assert abs(r[k]["embedding_params"] / lev - 1) < 0.02, (k, r[k]["embedding_params"], lev)
+for k in ["albert", "flat_mlp", "factored_mlp"]:
+    assert r[k]["head_params"] == r["untied"]["head_params"]
+# albert's width m is an integer: its input side m (V + D) is as close to P_LEV as one step allows
+# (within 2% when m >= 25; at 400M, m = 9 lands 4.9% above).
+step = r["tied"]["vocab_size"] + r["tied"]["d_model"]  # one more albert dim adds V + D
+assert abs(r["albert"]["embedding_params"] - lev) <= step / 2 + 1, (r["albert"]["embedding_params"], lev)
+print(s, "tied", r["tied"]["total_params"], "untied", r["untied"]["total_params"], "lev", r["lev"]["total_params"],
+      "P_LEV", lev)
+PY
+done
 expect_error "start = 1.6 and end = 0.5 must sum to 2" "$EMBER" inspect "$CONFIGS/tapered/cpu.yaml" \
   --set model.mlp.taper.schedule=cosine --set model.mlp.taper.start=1.6
 expect_error "3 groups do not divide n_layers = 8" "$EMBER" inspect "$CONFIGS/tapered/cpu.yaml" \

@@ -42,7 +42,8 @@ nlohmann::json describe(const std::string& file, const InspectArgs& args) {
                       {"params", all}, {"fwd_flops_per_token", b.forward_flops_per_token(T)}});
   }
   const int64_t embedding = model.num_embedding_parameters(), total = model.num_parameters();
-  return {{"config", file}, {"embedding_kind", cfg.model.embedding.kind}, {"mixer", cfg.model.mixer.kind},
+  return {{"config", file}, {"vocab_size", cfg.model.vocab_size}, {"d_model", cfg.model.d_model},
+          {"embedding_kind", cfg.model.embedding.kind}, {"mixer", cfg.model.mixer.kind},
           {"taper", cfg.model.mlp.taper.schedule}, {"seq_len", T}, {"layers", layers},
           {"embedding_params", embedding}, {"body_params", body}, {"head_params", total - embedding - body},
           {"total_params", total}, {"train_flops_per_token", model.train_flops_per_token(T)}};

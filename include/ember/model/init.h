@@ -8,6 +8,7 @@ namespace ember {
 
 at::Tensor normal_parameter(at::IntArrayRef shape, double std);
 at::Tensor ones_parameter(at::IntArrayRef shape);
+at::Tensor full_parameter(at::IntArrayRef shape, double value);
 
 class MetaInitScope {
  public:

@@ -8,14 +8,50 @@
 
 namespace ember {
 
-struct EmbeddingConfig {
-  std::string kind = "tied";  // tied | untied (LEV and the baselines plug in here)
-  double output_scale = 1.0;  // logits multiplier (e.g. 1/sqrt(d) conventions for tied heads)
+// model.embedding.lev.*: the LEV generator (spec/leviathan.md); defaults are the paper's.
+struct LevConfig {
+  int64_t k = 3;         // digits of the compositional index
+  int64_t d_seed = 128;  // seed / codebook width d_s
+  int64_t heads = 8;     // h
+  int64_t knots = 16;    // kappa
+  int64_t rank = 64;     // r
+  std::string squash = "sigmoid_half_ln";  // sigmoid_half_ln: sigmoid(0.5 LN(.)) | sigmoid_ln
+  bool normalize_basis = true;
+  bool learnable_knot_scale = false;
+  std::string impl = "fused";  // fused (CPU/CUDA kernels) | reference (plain ATen ops)
 
   template <class V>
   void fields(V& v) {
-    v.choice("kind", kind, {"tied", "untied"});
+    v.field("k", k, Bound::positive());
+    v.field("d_seed", d_seed, Bound::positive());
+    v.field("heads", heads, Bound::positive());
+    v.field("knots", knots, Bound{3.0, 1e9, false, ">= 3"});
+    v.field("rank", rank, Bound::positive());
+    v.choice("squash", squash, {"sigmoid_half_ln", "sigmoid_ln"});
+    v.field("normalize_basis", normalize_basis);
+    v.field("learnable_knot_scale", learnable_knot_scale);
+    v.choice("impl", impl, {"fused", "reference"});
+  }
+};
+
+struct EmbeddingConfig {
+  // tied | untied | albert | flat_mlp | factored_mlp | lev (all but tied have a dense head)
+  std::string kind = "tied";
+  double output_scale = 1.0;  // logits multiplier (e.g. 1/sqrt(d) conventions for tied heads)
+  LevConfig lev;
+  // Baseline sizes; 0 = chosen so the input side matches P_LEV of the lev settings above.
+  int64_t albert_dim = 0;  // albert: m in E(i) = A[i] P
+  int64_t seed_dim = 0;    // flat_mlp: per-token seed width m
+  int64_t mlp_hidden = 0;  // flat_mlp / factored_mlp: hidden width of the MLP to D
+
+  template <class V>
+  void fields(V& v) {
+    v.choice("kind", kind, {"tied", "untied", "albert", "flat_mlp", "factored_mlp", "lev"});
     v.field("output_scale", output_scale, Bound::positive());
+    v.section("lev", lev);
+    v.field("albert_dim", albert_dim, Bound::non_negative());
+    v.field("seed_dim", seed_dim, Bound::non_negative());
+    v.field("mlp_hidden", mlp_hidden, Bound::non_negative());
   }
 };
 

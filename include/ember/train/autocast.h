@@ -17,4 +17,17 @@ class AutocastScope {
   bool was_enabled_ = false;
 };
 
+// Autocast off for a scope (e.g. LEV's basis and product, which must stay fp32).
+class NoAutocastScope {
+ public:
+  explicit NoAutocastScope(at::Device device);
+  ~NoAutocastScope();
+  NoAutocastScope(const NoAutocastScope&) = delete;
+  NoAutocastScope& operator=(const NoAutocastScope&) = delete;
+
+ private:
+  at::DeviceType type_;
+  bool was_enabled_;
+};
+
 }  // namespace ember

@@ -1,0 +1,37 @@
+// LEV embeddings (spec/leviathan.md): a small continuous generator G: id -> R^D replaces the
+// dense input table. Compositional base-b digits -> summed codebook seeds -> per head
+// sigmoid(0.5 LN(W_seed z)) -> quadratic B-spline basis -> rank-r separable tensor product ->
+// sum over heads of M_l W_out_l. G runs once per unique id of the batch.
+#pragma once
+#include "ember/model/embedding.h"
+
+namespace ember {
+
+// b = ceil(V^(1/k)): the smallest b with b^k >= V (step 1).
+int64_t lev_base(int64_t vocab, int64_t k);
+// P_LEV = k b d_s + h (d_s^2 + 2 d_s + d_s kappa r + r D)  (+ h d_s with a learnable knot scale)
+int64_t lev_parameter_count(int64_t vocab, int64_t dim, const LevConfig& cfg);
+// Digits of ids [N] in base b, most significant first: [k, N] (last digit = id mod b).
+at::Tensor lev_digits(const at::Tensor& ids, int64_t base, int64_t k);
+
+class LevEmbedding : public Embedding {
+ public:
+  LevEmbedding(int64_t vocab, int64_t dim, const LevConfig& cfg);
+  at::Tensor forward(const at::Tensor& ids) override;
+  int64_t vocab_size() const override { return vocab_; }
+  // G for a list of (unique) ids [N] -> [N, D].
+  at::Tensor generate(const at::Tensor& ids);
+  // u [N, h, d_s]: the squashed per-head seeds fed to the spline (step 3).
+  at::Tensor squashed_seeds(const at::Tensor& ids);
+  void set_impl(const std::string& impl) { cfg_.impl = impl; }
+
+ private:
+  int64_t vocab_, dim_, base_;
+  LevConfig cfg_;
+  at::Tensor codebooks_, seed_proj_, ln_weight_, ln_bias_, spline_, out_proj_, knot_scale_;
+};
+
+// Compositional seed shared by LEV and factored_mlp: z(i) = sum_j C_j[i_j]  (step 2).
+at::Tensor compositional_seed(const at::Tensor& codebooks, const at::Tensor& ids, int64_t base);
+
+}  // namespace ember
