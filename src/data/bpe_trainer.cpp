@@ -182,10 +182,11 @@ BpeTrainResult train_bpe(const BpeTrainOptions& opt) {
 void save_trained_tokenizer(const BpeTrainResult& result, const std::filesystem::path& file) {
   if (file.has_parent_path()) std::filesystem::create_directories(file.parent_path());
   write_rank_file(file, result.tokens);
-  const nlohmann::json side = {
-      {"pat_str", result.pattern},
-      {"special_tokens", {{"<|endoftext|>", result.tokens.size()}}},
-      {"n_vocab", result.tokens.size() + 1}};
+  nlohmann::json side;
+  side["pat_str"] = result.pattern;
+  side["special_tokens"] = nlohmann::json::object();
+  side["special_tokens"]["<|endoftext|>"] = result.tokens.size();
+  side["n_vocab"] = result.tokens.size() + 1;
   write_file_atomic(file.string() + ".json", side.dump(2) + "\n");
 }
 

@@ -98,8 +98,10 @@ TokenizerSpec resolve_tokenizer(const std::string& preset_or_file) {
     try {
       const auto j = nlohmann::json::parse(read_text_file(sidecar));
       s.pattern = j.value("pat_str", s.pattern);
-      for (const auto& [k, v] : j.value("special_tokens", nlohmann::json::object()).items())
+      const auto specials = j.value("special_tokens", nlohmann::json::object());
+      for (const auto& [k, v] : specials.items())
         s.specials[k] = v.get<uint32_t>();
+      s.n_vocab = j.value("n_vocab", int64_t(0));
     } catch (const nlohmann::json::exception& e) {
       throw DataError("tokenizer: " + sidecar.string() + ": " + e.what());
     }
