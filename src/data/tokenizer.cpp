@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <fstream>
 #include <limits>
+#include <queue>
 
 #include "ember/util/error.h"
 #include "ember/util/files.h"
@@ -65,6 +66,7 @@ struct PieceCache {
   std::unordered_map<std::string, std::vector<uint32_t>> map;
 };
 constexpr size_t kMaxCachedPieces = 1 << 17;
+constexpr size_t kLongPiece = 128;  // longer pieces merge through a heap instead of rescans
 
 }  // namespace
 
@@ -178,6 +180,38 @@ void Tokenizer::merge_pairs(std::string_view piece, std::vector<uint32_t>& out) 
     out.push_back(rank_of(piece.substr(start[i], start[i + 1] - start[i])));
 }
 
+// The same merge order for long pieces (e.g. whitespace runs) in O(n log n): a heap of candidate
+// pairs keyed by (rank, start), parts kept as a linked list; stale candidates are skipped.
+void Tokenizer::merge_pairs_long(std::string_view piece, std::vector<uint32_t>& out) const {
+  const size_t n = piece.size();
+  struct Candidate {
+    uint32_t rank;
+    size_t start, end;
+    bool operator>(const Candidate& o) const { return rank != o.rank ? rank > o.rank : start > o.start; }
+  };
+  std::vector<size_t> next(n), prev(n);
+  std::vector<char> alive(n, 1);
+  for (size_t i = 0; i < n; ++i) next[i] = i + 1, prev[i] = i - 1;  // prev[0] unused
+  std::priority_queue<Candidate, std::vector<Candidate>, std::greater<Candidate>> heap;
+  auto push = [&](size_t start, size_t end) {
+    const uint32_t r = rank_of(piece.substr(start, end - start));
+    if (r != kNoRank) heap.push({r, start, end});
+  };
+  for (size_t i = 0; i + 1 < n; ++i) push(i, i + 2);
+  while (!heap.empty()) {
+    const Candidate c = heap.top();
+    heap.pop();
+    if (!alive[c.start] || next[c.start] >= n || next[next[c.start]] != c.end) continue;  // stale
+    const size_t gone = next[c.start];
+    alive[gone] = 0;
+    next[c.start] = c.end;
+    if (c.end < n) prev[c.end] = c.start;
+    if (c.start > 0) push(prev[c.start], c.end);
+    if (c.end < n) push(c.start, next[c.end]);
+  }
+  for (size_t i = 0; i < n; i = next[i]) out.push_back(rank_of(piece.substr(i, next[i] - i)));
+}
+
 void Tokenizer::encode_piece(std::string_view piece, std::vector<uint32_t>& out) const {
   if (piece.size() == 1) {
     out.push_back(byte_rank_[static_cast<uint8_t>(piece[0])]);
@@ -198,7 +232,8 @@ void Tokenizer::encode_piece(std::string_view piece, std::vector<uint32_t>& out)
     return;
   }
   const size_t before = out.size();
-  merge_pairs(piece, out);
+  if (piece.size() > kLongPiece) merge_pairs_long(piece, out);
+  else merge_pairs(piece, out);
   if (cache.map.size() >= kMaxCachedPieces) cache.map.clear();
   cache.map.emplace(key, std::vector<uint32_t>(out.begin() + long(before), out.end()));
 }

@@ -19,5 +19,6 @@ void register_prepare(CLI::App& app);
 void register_inspect(CLI::App& app);
 void register_config(CLI::App& app);
 void register_analyze(CLI::App& app);
+void register_tokenizer(CLI::App& app);
 
 }  // namespace ember::cli

@@ -53,6 +53,7 @@ class Tokenizer {
   void load_ranks(const std::filesystem::path& file);
   void encode_piece(std::string_view piece, std::vector<uint32_t>& out) const;
   void merge_pairs(std::string_view piece, std::vector<uint32_t>& out) const;
+  void merge_pairs_long(std::string_view piece, std::vector<uint32_t>& out) const;
   uint32_t rank_of(std::string_view bytes) const;
 
   TokenizerSpec spec_;
