@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "ember/util/error.h"
+#include "ember/util/sha256.h"
 
 namespace ember {
 
@@ -26,6 +27,11 @@ std::vector<fs::path> list_documents(const std::vector<std::string>& inputs,
   std::sort(docs.begin(), docs.end());
   if (docs.empty()) throw DataError(what + ": no input documents found");
   return docs;
+}
+
+bool document_goes_to_val(const std::string& key, double val_fraction) {
+  const std::string h = sha256_hex(key).substr(0, 8);
+  return static_cast<double>(std::stoul(h, nullptr, 16)) / 4294967296.0 < val_fraction;
 }
 
 }  // namespace ember

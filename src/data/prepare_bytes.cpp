@@ -14,11 +14,6 @@
 namespace ember {
 namespace {
 
-bool goes_to_val(const fs::path& doc, double val_fraction) {
-  const std::string h = sha256_hex(doc.string()).substr(0, 8);
-  return static_cast<double>(std::stoul(h, nullptr, 16)) / 4294967296.0 < val_fraction;
-}
-
 class ShardWriter {
  public:
   ShardWriter(fs::path dir, std::string split, int64_t max_tokens)
@@ -56,7 +51,7 @@ PrepareSummary prepare_bytes(const BytePrepareOptions& opt) {
   nlohmann::json sources = nlohmann::json::array();
   for (const auto& doc : docs) {
     const std::string text = read_text_file(doc);
-    const bool is_val = goes_to_val(doc, opt.val_fraction);
+    const bool is_val = document_goes_to_val(doc.string(), opt.val_fraction);
     (is_val ? val : train).add(text);
     sources.push_back({{"path", doc.string()}, {"sha256", sha256_hex(text)}, {"bytes", text.size()},
                        {"split", is_val ? "val" : "train"}});

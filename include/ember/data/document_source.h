@@ -12,4 +12,8 @@ std::vector<std::filesystem::path> list_documents(const std::vector<std::string>
                                                   const std::vector<std::string>& extensions,
                                                   const std::string& what);
 
+// Whether a document goes to the validation split: the first 32 bits of sha256(key) as a fraction
+// of 2^32 below val_fraction. Depends only on the key, never on the order documents are found.
+bool document_goes_to_val(const std::string& key, double val_fraction);
+
 }  // namespace ember
