@@ -235,7 +235,8 @@ PrepareSummary prepare_text(const TextPrepareOptions& opt) {
   progress.update(reader.bytes_read(), true);
   train.flush();
   val.flush();
-  if (train.written().empty() || val.written().empty())
+  const bool eval_only = opt.val_fraction >= 1.0;  // e.g. the out-of-distribution corpora
+  if ((train.written().empty() && !eval_only) || val.written().empty())
     throw DataError("prepare: the split left train or val empty; use more documents or another --val-fraction");
 
   nlohmann::json sources = nlohmann::json::array();

@@ -20,5 +20,6 @@ void register_inspect(CLI::App& app);
 void register_config(CLI::App& app);
 void register_analyze(CLI::App& app);
 void register_tokenizer(CLI::App& app);
+void register_prepare_text(CLI::App& prepare);  // under `ember prepare`
 
 }  // namespace ember::cli
