@@ -1,4 +1,5 @@
 #include <cstdint>
+#include <cctype>
 #include <string>
 
 #include "ember/data/corpus_presets.h"
@@ -52,6 +53,20 @@ bool starts_with_ci(const std::string& s, size_t i, const char* word) {
   return true;
 }
 
+// Whether the tag whose name starts at html[i] (after '<', maybe '/') breaks a block of text.
+bool is_block_tag(const std::string& html, size_t i) {
+  if (i < html.size() && html[i] == '/') ++i;
+  size_t j = i;
+  while (j < html.size() && std::isalnum(static_cast<unsigned char>(html[j]))) ++j;
+  std::string name = html.substr(i, j - i);
+  for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  static const char* blocks[] = {"p", "div", "br", "li", "ul", "ol", "dl", "dt", "dd", "tr", "td", "th", "table",
+                                 "pre", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote", "section", "title"};
+  for (const char* b : blocks)
+    if (name == b) return true;
+  return false;
+}
+
 // Collapses runs of spaces and keeps at most one blank line between blocks.
 std::string tidy(const std::string& raw) {
   std::string out;
@@ -89,10 +104,7 @@ std::string html_to_text(const std::string& html) {
         }
       }
       const size_t end = html.find('>', i);
-      const bool block = starts_with_ci(html, i + 1, "p") || starts_with_ci(html, i + 1, "/p") ||
-                         starts_with_ci(html, i + 1, "div") || starts_with_ci(html, i + 1, "h") ||
-                         starts_with_ci(html, i + 1, "li") || starts_with_ci(html, i + 1, "br") ||
-                         starts_with_ci(html, i + 1, "/div") || starts_with_ci(html, i + 1, "tr");
+      const bool block = is_block_tag(html, i + 1);
       raw += block ? "\n\n" : "";
       i = end == std::string::npos ? html.size() : end + 1;
     } else if (c == '&') {
