@@ -15,7 +15,7 @@ namespace {
 
 struct TokenizerArgs {
   std::string preset, file;
-  bool json = false, specials = false;
+  bool json = false, specials = false, stats = false;
 };
 
 void add_tokenizer_choice(CLI::App& cmd, TokenizerArgs& a) {
@@ -63,12 +63,18 @@ void register_encode_decode(CLI::App& tok) {
   add_tokenizer_choice(*enc, *enc_args);
   enc->add_flag("--json", enc_args->json, "Print a JSON array instead of space-separated ids");
   enc->add_flag("--specials", enc_args->specials, "Encode special-token strings (e.g. <|endoftext|>) as their ids");
+  enc->add_flag("--stats", enc_args->stats, "Print bytes, tokens and encode throughput (one thread) on stderr");
   enc->footer("Examples:\n  echo 'Hello world' | ember tokenizer encode --preset cl100k_base\n"
               "  ember tokenizer encode --file tok.tiktoken --json < doc.txt");
   enc->callback([enc_args] {
     const Tokenizer t = open_tokenizer(*enc_args);
     const std::string text = read_stdin();
+    const auto t0 = std::chrono::steady_clock::now();
     const auto ids = enc_args->specials ? t.encode_with_specials(text) : t.encode(text);
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (enc_args->stats)
+      std::cerr << fmt::format("{} bytes -> {} tokens in {:.3f} s: {:.2f} MB/s\n", text.size(), ids.size(), s,
+                               text.size() / 1e6 / std::max(s, 1e-9));
     std::string out = enc_args->json ? "[" : "";
     for (size_t i = 0; i < ids.size(); ++i) {
       if (i) out += enc_args->json ? ", " : " ";
