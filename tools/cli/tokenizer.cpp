@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "ember/data/bpe_trainer.h"
+#include "ember/data/corpus_presets.h"
 #include "ember/data/tokenizer.h"
 #include "ember/data/tokenizer_presets.h"
 #include "ember/util/error.h"
@@ -96,14 +97,23 @@ void register_encode_decode(CLI::App& tok) {
 void register_train_cmd(CLI::App& tok) {
   auto opt = std::make_shared<BpeTrainOptions>();
   auto out = std::make_shared<std::string>();
+  auto corpus = std::make_shared<std::string>();
   auto* train = tok.add_subcommand("train", "Train a byte-level BPE (GPT-2 regex) and write tiktoken ranks");
-  train->add_option("inputs", opt->inputs, "Text files or directories")->required();
+  auto* inputs = train->add_option("inputs", opt->inputs, "Text files or directories");
+  train->add_option("--corpus", *corpus, "A named corpus instead of inputs (default, pydoc, linuxdoc)")->excludes(inputs);
   train->add_option("--out", *out, "Rank file to write (a <out>.json sidecar holds regex and specials)")->required();
   train->add_option("--vocab-size", opt->vocab_size, "Vocabulary size, including <|endoftext|>")->check(CLI::Range(257, 1 << 24));
   train->add_option("--ext", opt->extensions, "File extensions taken from directories");
-  train->footer("Example:\n  ember tokenizer train /usr/share/doc/python3.11/html/_sources --vocab-size 8192 --out data/pydoc8k.tiktoken");
-  train->callback([opt, out] {
+  train->footer("Examples:\n  ember tokenizer train /usr/share/doc/python3.11/html/_sources --vocab-size 8192 --out tok/pydoc8k.tiktoken\n"
+                "  ember tokenizer train --corpus default --vocab-size 8192 --out tok/default8k.tiktoken");
+  train->callback([opt, out, corpus] {
     const auto t0 = std::chrono::steady_clock::now();
+    if (!corpus->empty()) {
+      const auto src = materialize_corpus(*corpus, std::filesystem::path(*out).parent_path() / "source");
+      opt->inputs = src.inputs;
+      opt->extensions = src.extensions;
+    }
+    if (opt->inputs.empty()) throw UsageError("tokenizer train: give text files or directories, or --corpus NAME");
     const auto r = train_bpe(*opt);
     save_trained_tokenizer(r, *out);
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
