@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <memory>
 
+#include "ember/data/html_text.h"
 #include "ember/util/error.h"
 #include "ember/util/files.h"
 

@@ -2,7 +2,7 @@
 #include <cctype>
 #include <string>
 
-#include "ember/data/corpus_presets.h"
+#include "ember/data/html_text.h"
 
 namespace ember {
 namespace {

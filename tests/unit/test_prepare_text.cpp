@@ -8,7 +8,7 @@
 #include <numeric>
 
 #include "ember/data/bpe_trainer.h"
-#include "ember/data/corpus_presets.h"
+#include "ember/data/html_text.h"
 #include "ember/data/prepare_text.h"
 #include "ember/data/shard.h"
 #include "ember/data/tokenizer.h"

@@ -26,8 +26,4 @@ std::vector<std::string> corpus_preset_names();
 // UsageError for an unknown name and DataError naming the missing package.
 CorpusSource materialize_corpus(const std::string& name, const std::filesystem::path& work_dir);
 
-// HTML -> text: drops tags, <script>/<style>/<head> contents, decodes common entities, and keeps
-// block structure as blank lines.
-std::string html_to_text(const std::string& html);
-
 }  // namespace ember
