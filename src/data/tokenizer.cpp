@@ -1,6 +1,7 @@
 #include "ember/data/tokenizer.h"
 
 #include <algorithm>
+#include <atomic>
 #include <fstream>
 #include <limits>
 #include <queue>
@@ -60,9 +61,10 @@ std::string base64_encode(std::string_view in) {
   return out;
 }
 
-// Per-thread cache of piece -> ids, for the tokenizer that used it last.
+// Per-thread cache of piece -> ids, for the tokenizer that used it last (by instance id, not
+// address: a new tokenizer may reuse a destroyed one's address).
 struct PieceCache {
-  const void* owner = nullptr;
+  uint64_t owner = 0;
   std::unordered_map<std::string, std::vector<uint32_t>> map;
 };
 constexpr size_t kMaxCachedPieces = 1 << 17;
@@ -98,6 +100,8 @@ void write_rank_file(const std::filesystem::path& file, const std::vector<std::s
 }
 
 Tokenizer::Tokenizer(const TokenizerSpec& spec) : spec_(spec), pre_(spec.pattern) {
+  static std::atomic<uint64_t> next_instance{1};
+  instance_id_ = next_instance++;
   load_ranks(spec.ranks_file);
   int64_t max_id = static_cast<int64_t>(id_to_bytes_.size()) - 1;
   for (const auto& [text, id] : spec_.specials) {
@@ -222,9 +226,9 @@ void Tokenizer::encode_piece(std::string_view piece, std::vector<uint32_t>& out)
     return;
   }
   thread_local PieceCache cache;
-  if (cache.owner != this) {
+  if (cache.owner != instance_id_) {
     cache.map.clear();
-    cache.owner = this;
+    cache.owner = instance_id_;
   }
   const std::string key(piece);
   if (const auto it = cache.map.find(key); it != cache.map.end()) {

@@ -64,6 +64,7 @@ class Tokenizer {
   uint32_t byte_rank_[256];
   int64_t vocab_size_ = 0;
   std::string hash_;
+  uint64_t instance_id_ = 0;  // keys the per-thread piece cache
 };
 
 // Reads a rank file into (bytes, rank) pairs; throws DataError naming the file and line.
