@@ -1,4 +1,6 @@
 // `ember tokenizer encode|decode|train`: thin wrappers over the BPE engine and trainer.
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <iostream>
 #include <iterator>
@@ -49,7 +51,8 @@ std::vector<uint32_t> parse_ids(const std::string& text) {
     while (j < n && std::isdigit(static_cast<unsigned char>(text[j]))) ++j;
     if (j == i || j - i > 10)
       throw UsageError("tokenizer decode: expected token ids (integers) on stdin, found '" +
-                       text.substr(i, 20) + "' at byte " + std::to_string(i));
+                       text.substr(i, std::min<size_t>(20, text.find_first_of(" \t\r\n,]", i) - i)) +
+                       "' at byte " + std::to_string(i));
     const unsigned long long v = std::stoull(text.substr(i, j - i));
     if (v > 0xFFFFFFFFull) throw UsageError("tokenizer decode: token id " + text.substr(i, j - i) + " is too large");
     ids.push_back(static_cast<uint32_t>(v));
