@@ -22,7 +22,12 @@ namespace {
 
 fs::path data_dir() {
   const char* d = std::getenv("EMBER_TOKENIZER_DATA");
-  return d && *d ? fs::path(d) : fs::path();
+  if (d && *d) return d;
+#ifdef EMBER_TOKENIZER_DATA_DEFAULT
+  return EMBER_TOKENIZER_DATA_DEFAULT;
+#else
+  return {};
+#endif
 }
 
 #define REQUIRE_TOKENIZER_DATA()                                                          \
@@ -108,7 +113,9 @@ TEST(Tokenizer, PresetsMatchPublishedEncodings) {
     EXPECT_EQ(preset.pattern, data.pattern) << name;
     EXPECT_EQ(preset.specials, data.specials) << name;
     Tokenizer t(preset);  // same stack slot each iteration: the piece cache must not carry over
-    if (data.n_vocab) EXPECT_EQ(t.vocab_size(), data.n_vocab) << name;
+    if (data.n_vocab) {
+      EXPECT_EQ(t.vocab_size(), data.n_vocab) << name;
+    }
     EXPECT_EQ(t.encode(" indivisibility unbelievable"), cached(name).encode(" indivisibility unbelievable")) << name;
   }
   unsetenv("EMBER_TOKENIZER_DIR");
