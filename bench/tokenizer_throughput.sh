@@ -13,7 +13,7 @@ py="${EMBER_PYTHON:-$HOME/.cache/ember/venv/bin/python}"
 ref="$here/tests/integration/tokenizer_reference.py"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-find /usr/share/doc/python3.11/html/_sources -name '*.txt' | sort | xargs cat | head -c "$((mb * 1000000))" >"$tmp/prose.txt" || true
+find /usr/share/doc/python3.11/html/_sources -name '*.txt' | sort | xargs cat 2>/dev/null | head -c "$((mb * 1000000))" >"$tmp/prose.txt" || true
 "$py" "$ref" text "$tmp/mixed.txt" "$mb" 1
 echo "| text | encoding | ember MB/s | tiktoken MB/s | ember / tiktoken |"
 echo "|---|---|---|---|---|"
