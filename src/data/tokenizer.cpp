@@ -254,20 +254,31 @@ std::vector<uint32_t> Tokenizer::encode(std::string_view text) const {
 }
 
 std::vector<uint32_t> Tokenizer::encode_with_specials(std::string_view text) const {
+  // Next occurrence of each special token at or after pos, refreshed only when passed by.
+  std::vector<std::pair<const std::string*, uint32_t>> present;
+  std::vector<size_t> next_at;
+  for (const auto& [sp, id] : spec_.specials)
+    if (const size_t at = text.find(sp); at != std::string_view::npos) {
+      present.emplace_back(&sp, id);
+      next_at.push_back(at);
+    }
   std::vector<uint32_t> out;
   size_t pos = 0;
   while (pos < text.size()) {
-    size_t best = std::string_view::npos;
-    const std::pair<const std::string, uint32_t>* hit = nullptr;
-    for (const auto& sp : spec_.specials) {  // earliest, then longest special
-      const size_t at = text.find(sp.first, pos);
-      if (at < best || (at == best && at != std::string_view::npos && sp.first.size() > hit->first.size()))
-        best = at, hit = &sp;
+    size_t best = std::string_view::npos, hit = 0;
+    for (size_t k = 0; k < present.size(); ++k) {
+      if (next_at[k] != std::string_view::npos && next_at[k] < pos) next_at[k] = text.find(*present[k].first, pos);
+      const bool longer = next_at[k] == best && best != std::string_view::npos &&
+                          present[k].first->size() > present[hit].first->size();
+      if (next_at[k] < best || longer) best = next_at[k], hit = k;
     }
-    encode_append(text.substr(pos, best == std::string_view::npos ? text.size() - pos : best - pos), out);
-    if (!hit || best == std::string_view::npos) break;
-    out.push_back(hit->second);
-    pos = best + hit->first.size();
+    if (best == std::string_view::npos) {
+      encode_append(text.substr(pos), out);
+      break;
+    }
+    encode_append(text.substr(pos, best - pos), out);
+    out.push_back(present[hit].second);
+    pos = best + present[hit].first->size();
   }
   return out;
 }

@@ -131,6 +131,9 @@ TEST(Tokenizer, Llama3Samples) {
   EXPECT_EQ(t.encode_with_specials("<|begin_of_text|>hi<|eot_id|>"),
             (std::vector<uint32_t>{128000, 6151, 128009}));
   EXPECT_EQ(t.decode({128000, 6151, 128009}), "<|begin_of_text|>hi<|eot_id|>");
+  EXPECT_EQ(t.encode_with_specials("<|eot_id|><|eot_id|>hi<|begin_of_text|><|eot_id|>"),
+            (std::vector<uint32_t>{128009, 128009, 6151, 128000, 128009}));
+  EXPECT_EQ(t.encode_with_specials("no specials"), t.encode("no specials"));
   uint32_t sep = 0;
   ASSERT_TRUE(t.document_separator(sep));
   EXPECT_EQ(sep, 128001u);
