@@ -30,3 +30,7 @@ file(GLOB _ember_nvidia_libs LIST_DIRECTORIES true "${_ember_site}/nvidia/*/lib"
 foreach(_dir ${_ember_nvidia_libs})
   target_link_options(ember_torch INTERFACE "-Wl,-rpath-link,${_dir}")
 endforeach()
+
+# PCRE2 (8-bit, UTF + UCP, JIT): the tokenizer's Unicode pre-tokenisation regexes.
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)

@@ -4,6 +4,7 @@
 #   EMBER_VENV   venv location (default ~/.cache/ember/venv, shared by clones, outside git)
 #   EMBER_BUILD  build directory (default build/)
 #   EMBER_SKIP_BUILD=1  stop after installing dependencies
+#   EMBER_TOKENIZER_DIR  where tokenizer presets find their rank files (default ~/.cache/ember/tokenizers)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="${EMBER_VENV:-$HOME/.cache/ember/venv}"
@@ -13,7 +14,7 @@ apt_packages=(
   cmake g++ make ccache git pkg-config python3 python3-venv python3-pip
   libyaml-cpp-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev libpcre2-dev libssl-dev libgloo-dev
-  python3.11-doc
+  python3.11-doc linux-doc-6.1 bible-kjv bible-kjv-text debian-handbook
 )
 
 log() { printf '[setup] %s\n' "$*" >&2; }
@@ -33,7 +34,7 @@ install_apt() {
 install_venv() {
   local want; want="$(grep -E '^torch==' "$here/scripts/requirements.txt" | cut -d= -f3)"
   if [ -x "$venv/bin/python" ] && "$venv/bin/python" - "$want" <<'PY' 2>/dev/null
-import sys, torch, numpy, safetensors
+import sys, torch, numpy, safetensors, tiktoken
 sys.exit(0 if torch.__version__.split('+')[0] == sys.argv[1] else 1)
 PY
   then return 0; fi
@@ -42,6 +43,17 @@ PY
   [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
   "$venv/bin/pip" install -q --upgrade pip
   "$venv/bin/pip" install -q -r "$here/scripts/requirements.txt"
+}
+
+# Tokenizer presets read <name>.tiktoken from the cache; fill it from ../shared/tokenizers if present.
+install_tokenizers() {
+  local src="$here/../shared/tokenizers" dst="${EMBER_TOKENIZER_DIR:-$HOME/.cache/ember/tokenizers}"
+  [ -d "$src" ] || return 0
+  mkdir -p "$dst"
+  for f in "$src"/*.tiktoken; do
+    [ -f "$f" ] && ! cmp -s "$f" "$dst/$(basename "$f")" && cp "$f" "$dst/" && log "tokenizers: $(basename "$f") -> $dst"
+  done
+  return 0
 }
 
 configure_and_build() {
@@ -57,4 +69,5 @@ configure_and_build() {
 
 install_apt
 install_venv
+install_tokenizers
 [ "${EMBER_SKIP_BUILD:-0}" = 1 ] || configure_and_build

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "ember/data/document_source.h"
 #include "ember/data/shard.h"
 #include "ember/util/error.h"
 #include "ember/util/files.h"
@@ -12,30 +13,6 @@
 
 namespace ember {
 namespace {
-
-std::vector<fs::path> list_documents(const BytePrepareOptions& opt) {
-  std::vector<fs::path> docs;
-  for (const auto& in : opt.inputs) {
-    if (fs::is_regular_file(in)) {
-      docs.emplace_back(in);
-    } else if (fs::is_directory(in)) {
-      for (const auto& e : fs::recursive_directory_iterator(in))
-        if (e.is_regular_file() && std::count(opt.extensions.begin(), opt.extensions.end(),
-                                              e.path().extension().string()))
-          docs.push_back(e.path());
-    } else {
-      throw DataError("prepare: input '" + in + "' does not exist");
-    }
-  }
-  std::sort(docs.begin(), docs.end());
-  if (docs.empty()) throw DataError("prepare: no input documents found");
-  return docs;
-}
-
-bool goes_to_val(const fs::path& doc, double val_fraction) {
-  const std::string h = sha256_hex(doc.string()).substr(0, 8);
-  return static_cast<double>(std::stoul(h, nullptr, 16)) / 4294967296.0 < val_fraction;
-}
 
 class ShardWriter {
  public:
@@ -68,13 +45,13 @@ class ShardWriter {
 }  // namespace
 
 PrepareSummary prepare_bytes(const BytePrepareOptions& opt) {
-  const auto docs = list_documents(opt);
+  const auto docs = list_documents(opt.inputs, opt.extensions, "prepare");
   fs::create_directories(opt.out_dir);
   ShardWriter train(opt.out_dir, "train", opt.shard_tokens), val(opt.out_dir, "val", opt.shard_tokens);
   nlohmann::json sources = nlohmann::json::array();
   for (const auto& doc : docs) {
     const std::string text = read_text_file(doc);
-    const bool is_val = goes_to_val(doc, opt.val_fraction);
+    const bool is_val = document_goes_to_val(doc.string(), opt.val_fraction);
     (is_val ? val : train).add(text);
     sources.push_back({{"path", doc.string()}, {"sha256", sha256_hex(text)}, {"bytes", text.size()},
                        {"split", is_val ? "val" : "train"}});

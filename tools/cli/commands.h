@@ -19,5 +19,7 @@ void register_prepare(CLI::App& app);
 void register_inspect(CLI::App& app);
 void register_config(CLI::App& app);
 void register_analyze(CLI::App& app);
+void register_tokenizer(CLI::App& app);
+void register_prepare_text(CLI::App& prepare);  // under `ember prepare`
 
 }  // namespace ember::cli

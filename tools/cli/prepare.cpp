@@ -19,6 +19,7 @@ void register_prepare(CLI::App& app) {
       ->check(CLI::Range(0.0, 1.0));
   bytes->add_option("--ext", opt->extensions, "File extensions taken from directories");
   bytes->add_option("--shard-tokens", opt->shard_tokens, "Tokens per shard")->check(CLI::PositiveNumber);
+  register_prepare_text(*cmd);
   bytes->callback([opt] {
     auto s = prepare_bytes(*opt);
     std::cout << fmt::format("{} documents -> {} train tokens, {} val tokens in {} shards under {}\n",

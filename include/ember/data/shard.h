@@ -1,5 +1,9 @@
 // Token shards in the llm.c format: 256 x int32 header (magic, version, token count), then the
 // tokens: uint16 (magic 20240520) or uint32 (magic 20240801). Read through a memory map.
+// Also read as shards, for corpora tokenized elsewhere:
+//   *.npy                 a 1-D NumPy array of uint16, uint32 or int32 token ids
+//   nanogpt:PATH_OR_GLOB  headerless uint16 files (nanoGPT's train.bin / val.bin), e.g.
+//                         data.train: ["nanogpt:data/owt/train.bin"] or --data nanogpt:val.bin
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -28,6 +32,7 @@ class ShardFile {
 
  private:
   void unmap();
+  void read_llmc_header(const std::string& name);
   std::filesystem::path path_;
   void* map_ = nullptr;
   size_t map_bytes_ = 0;
@@ -39,7 +44,8 @@ class ShardFile {
 // Writes tokens as a shard (uint16 when every id < 65536, else uint32), atomically.
 void write_shard(const std::filesystem::path& path, const std::vector<uint32_t>& tokens);
 
-// Expands files, directories (their *.bin files, sorted) and glob patterns. `key` names the
+// Expands files, directories (their *.bin and *.npy files, sorted) and glob patterns; a
+// "nanogpt:" prefix carries over to every file it expands to. `key` names the
 // config key in errors.
 std::vector<std::filesystem::path> resolve_shards(const std::vector<std::string>& specs,
                                                   const std::string& key);

@@ -1,0 +1,267 @@
+#include "ember/data/prepare_text.h"
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <exception>
+#include <fstream>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "ember/data/document_source.h"
+#include "ember/data/shard.h"
+#include "ember/data/tokenizer.h"
+#include "ember/data/tokenizer_presets.h"
+#include "ember/util/error.h"
+#include "ember/util/files.h"
+#include "ember/util/log.h"
+#include "ember/util/sha256.h"
+
+namespace ember {
+namespace {
+
+constexpr size_t kBlockBytes = 4 << 20;  // text files are read and encoded in blocks of this size
+constexpr size_t kBatchBytes = 16 << 20;  // bytes encoded in parallel before writing in order
+
+// A piece of one document, in corpus order.
+struct Unit {
+  size_t source = 0;
+  bool val = false, end_of_doc = false;
+  std::string text;
+  std::vector<uint32_t> ids;
+};
+
+class ShardSink {
+ public:
+  ShardSink(fs::path dir, std::string split, int64_t max_tokens, int64_t vocab)
+      : dir_(std::move(dir)), split_(std::move(split)), max_(max_tokens), vocab_(vocab) {}
+  void add(const std::vector<uint32_t>& ids, const std::string& where) {
+    for (const uint32_t id : ids)
+      if (id >= vocab_)
+        throw DataError("prepare: " + where + ": token id " + std::to_string(id) + " >= vocabulary size " +
+                        std::to_string(vocab_));
+    tokens_.insert(tokens_.end(), ids.begin(), ids.end());
+    total_ += static_cast<int64_t>(ids.size());
+    if (static_cast<int64_t>(tokens_.size()) >= max_) flush();
+  }
+  void flush() {
+    if (tokens_.empty()) return;
+    const auto name = fmt::format("{}_{:05d}.bin", split_, written_.size());
+    write_shard(dir_ / name, tokens_);
+    written_.push_back(name);
+    tokens_.clear();
+  }
+  int64_t total() const { return total_; }
+  const std::vector<std::string>& written() const { return written_; }
+
+ private:
+  fs::path dir_;
+  std::string split_;
+  int64_t max_, vocab_, total_ = 0;
+  std::vector<uint32_t> tokens_;
+  std::vector<std::string> written_;
+};
+
+// Reads the documents as units: text files in newline-cut blocks, JSONL files line by line.
+class UnitReader {
+ public:
+  UnitReader(const std::vector<fs::path>& docs, const TextPrepareOptions& opt) : docs_(docs), opt_(opt) {}
+
+  bool next(Unit& u) {
+    while (doc_ < docs_.size()) {
+      if (!in_.is_open()) open_current();
+      if (jsonl_ ? next_json_line(u) : next_block(u)) return true;
+      in_.close();
+      ++doc_;
+    }
+    return false;
+  }
+  int64_t bytes_read() const { return bytes_read_; }
+
+ private:
+  void open_current() {
+    in_.open(docs_[doc_], std::ios::binary);
+    if (!in_) throw DataError("prepare: cannot read '" + docs_[doc_].string() + "'");
+    jsonl_ = docs_[doc_].extension() == ".jsonl";
+    line_ = 0;
+    carry_.clear();
+    done_ = false;
+  }
+  bool next_block(Unit& u) {
+    if (done_) return false;
+    std::string buf(kBlockBytes, '\0');
+    in_.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    buf.resize(static_cast<size_t>(in_.gcount()));
+    if (in_.bad()) throw DataError("prepare: read error in '" + docs_[doc_].string() + "'");
+    bytes_read_ += static_cast<int64_t>(buf.size());
+    u = Unit{doc_, document_goes_to_val(docs_[doc_].string(), opt_.val_fraction), false, carry_ + buf, {}};
+    carry_.clear();
+    if (in_.eof()) {
+      u.end_of_doc = done_ = true;
+    } else if (const size_t nl = u.text.rfind('\n'); nl != std::string::npos) {
+      carry_ = u.text.substr(nl + 1);
+      u.text.resize(nl + 1);
+    }
+    return true;
+  }
+  bool next_json_line(Unit& u) {
+    std::string line;
+    while (std::getline(in_, line)) {
+      ++line_;
+      bytes_read_ += static_cast<int64_t>(line.size()) + 1;
+      if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+      const std::string where = docs_[doc_].string() + ":" + std::to_string(line_);
+      nlohmann::json j;
+      try {
+        j = nlohmann::json::parse(line);
+      } catch (const nlohmann::json::exception& e) {
+        throw DataError("prepare: " + where + ": invalid JSON (" + e.what() + ")");
+      }
+      if (!j.is_object() || !j.contains(opt_.jsonl_field) || !j[opt_.jsonl_field].is_string())
+        throw DataError("prepare: " + where + ": expected a JSON object with a string field '" +
+                        opt_.jsonl_field + "'");
+      u = Unit{doc_, document_goes_to_val(where, opt_.val_fraction), true, j[opt_.jsonl_field].get<std::string>(), {}};
+      return true;
+    }
+    if (in_.bad()) throw DataError("prepare: read error in '" + docs_[doc_].string() + "'");
+    return false;
+  }
+
+  const std::vector<fs::path>& docs_;
+  const TextPrepareOptions& opt_;
+  size_t doc_ = 0;
+  std::ifstream in_;
+  bool jsonl_ = false, done_ = false;
+  int64_t line_ = 0, bytes_read_ = 0;
+  std::string carry_;
+};
+
+// Encodes units with `threads` workers taking the next unit from a shared counter.
+void encode_batch(const Tokenizer& tok, std::vector<Unit>& batch, int threads) {
+  std::atomic<size_t> next{0};
+  std::exception_ptr error;
+  std::mutex error_mutex;
+  auto work = [&] {
+    try {
+      for (size_t i; (i = next++) < batch.size();) tok.encode_append(batch[i].text, batch[i].ids);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(error_mutex);
+      error = std::current_exception();
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (auto& th : pool) th.join();
+  if (error) std::rethrow_exception(error);
+}
+
+class Progress {
+ public:
+  Progress(int64_t total, bool on) : total_(total), on_(on), start_(Clock::now()), last_(start_) {}
+  void update(int64_t done, bool final = false) {
+    const auto now = Clock::now();
+    if (!on_ || (!final && now - last_ < std::chrono::seconds(1))) return;
+    last_ = now;
+    const double s = std::chrono::duration<double>(now - start_).count();
+    const double frac = total_ > 0 ? double(done) / double(total_) : 1.0;
+    const int bar = static_cast<int>(frac * 30);
+    std::fprintf(stderr, "\rprepare [%-30s] %5.1f%%  %.1f / %.1f MB  %.1f MB/s%s", std::string(bar, '#').c_str(),
+                 100 * frac, done / 1e6, total_ / 1e6, done / 1e6 / std::max(s, 1e-9), final ? "\n" : "");
+    std::fflush(stderr);
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  int64_t total_;
+  bool on_;
+  Clock::time_point start_, last_;
+};
+
+fs::path staging_dir(const fs::path& out) { return out / ".incomplete"; }
+
+// Moves finished shards into out_dir, replacing the shards of an earlier prepare there.
+void publish(const fs::path& out, const std::vector<std::string>& names) {
+  for (const auto& e : fs::directory_iterator(out)) {
+    const std::string n = e.path().filename().string();
+    if ((n.rfind("train_", 0) == 0 || n.rfind("val_", 0) == 0) && e.path().extension() == ".bin")
+      fs::remove(e.path());
+  }
+  for (const auto& n : names) fs::rename(staging_dir(out) / n, out / n);
+  fs::remove_all(staging_dir(out));
+}
+
+}  // namespace
+
+PrepareSummary prepare_text(const TextPrepareOptions& opt) {
+  const Tokenizer tok(resolve_tokenizer(opt.tokenizer));
+  uint32_t sep = 0;
+  if (!tok.document_separator(sep))
+    throw DataError("prepare: tokenizer '" + tok.name() + "' has no <|endoftext|> or <|end_of_text|> token");
+  const auto docs = list_documents(opt.inputs, opt.extensions, "prepare");
+  int64_t total_bytes = 0;
+  for (const auto& d : docs) total_bytes += static_cast<int64_t>(fs::file_size(d));
+  fs::create_directories(opt.out_dir);
+  fs::remove(opt.out_dir / "manifest.json");  // an interrupted run must not look complete
+  fs::remove_all(staging_dir(opt.out_dir));
+  fs::create_directories(staging_dir(opt.out_dir));
+
+  ShardSink train(staging_dir(opt.out_dir), "train", opt.shard_tokens, tok.vocab_size());
+  ShardSink val(staging_dir(opt.out_dir), "val", opt.shard_tokens, tok.vocab_size());
+  std::vector<int64_t> counts(static_cast<size_t>(tok.vocab_size()), 0);
+  std::vector<int64_t> source_tokens(docs.size(), 0);
+  UnitReader reader(docs, opt);
+  Progress progress(total_bytes, opt.progress);
+  std::vector<Unit> batch;
+  for (bool more = true; more;) {
+    batch.clear();
+    size_t bytes = 0;
+    Unit u;
+    while (bytes < kBatchBytes && (more = reader.next(u))) {
+      bytes += u.text.size();
+      batch.push_back(std::move(u));
+    }
+    encode_batch(tok, batch, std::max(1, opt.threads));
+    for (auto& b : batch) {
+      if (b.end_of_doc) b.ids.push_back(sep);
+      (b.val ? val : train).add(b.ids, docs[b.source].string());
+      if (!b.val)
+        for (const uint32_t id : b.ids) ++counts[id];
+      source_tokens[b.source] += static_cast<int64_t>(b.ids.size());
+    }
+    progress.update(reader.bytes_read());
+  }
+  progress.update(reader.bytes_read(), true);
+  train.flush();
+  val.flush();
+  const bool eval_only = opt.val_fraction >= 1.0;  // e.g. the out-of-distribution corpora
+  if ((train.written().empty() && !eval_only) || val.written().empty())
+    throw DataError("prepare: the split left train or val empty; use more documents or another --val-fraction");
+
+  nlohmann::json sources = nlohmann::json::array();
+  for (size_t i = 0; i < docs.size(); ++i)
+    sources.push_back({{"path", docs[i].string()}, {"sha256", sha256_file_hex(docs[i])},
+                       {"bytes", fs::file_size(docs[i])}, {"tokens", source_tokens[i]}});
+  std::vector<std::string> names = train.written();
+  names.insert(names.end(), val.written().begin(), val.written().end());
+  publish(opt.out_dir, names);
+  write_file_atomic(opt.out_dir / "train_token_counts.json", nlohmann::json(counts).dump() + "\n");
+  nlohmann::json manifest = {
+      {"tokenizer", tok.name()}, {"tokenizer_spec", opt.tokenizer}, {"tokenizer_sha256", tok.hash()},
+      {"vocab_size", tok.vocab_size()}, {"separator", sep}, {"dtype", tok.vocab_size() <= 65536 ? "uint16" : "uint32"},
+      {"val_fraction", opt.val_fraction}, {"train_tokens", train.total()}, {"val_tokens", val.total()},
+      {"train_shards", train.written()}, {"val_shards", val.written()},
+      {"token_counts", "train_token_counts.json"}, {"sources", sources}};
+  if (!opt.corpus_name.empty()) manifest["corpus"] = opt.corpus_name;
+  write_file_atomic(opt.out_dir / "manifest.json", manifest.dump(2) + "\n");
+
+  PrepareSummary s;
+  s.documents = static_cast<int64_t>(docs.size());
+  s.train_tokens = train.total();
+  s.val_tokens = val.total();
+  for (const auto& n : names) s.shards.push_back(opt.out_dir / n);
+  return s;
+}
+
+}  // namespace ember

@@ -1,0 +1,48 @@
+# BPE preparation end to end: train a small tokenizer, prepare text + JSONL with it, train a few
+# steps on the shards, evaluate on .npy and headerless nanoGPT copies of the val split; clear
+# one-line errors for bad input; an interrupted prepare leaves no manifest.
+source "$(dirname "$0")/lib_common.sh"
+mkdir -p corpus
+for i in $(seq 1 60); do
+  printf 'Document %d. The quick brown fox jumps over the lazy dog; tokens, merges and ranks.\n' "$i" >"corpus/d$i.txt"
+  printf 'It was the best of times, it was the worst of times (%d).\n' "$i" >>"corpus/d$i.txt"
+done
+for i in $(seq 1 40); do printf '{"text": "line %d of the jsonl corpus, with \\u00e9 and \\u65e5\\u672c"}\n' "$i"; done >corpus/docs.jsonl
+"$EMBER" tokenizer train corpus --ext .txt --vocab-size 400 --out tok/t.tiktoken >/dev/null 2>&1 || fail "tokenizer train"
+"$EMBER" prepare text corpus --tokenizer tok/t.tiktoken --out data --val-fraction 0.2 --no-progress >prep.txt \
+  || fail "prepare text"
+grep -q "^61 documents" prep.txt || { cat prep.txt; fail "expected 61 source files"; }
+"$PY" - <<'PY' || fail "manifest / counts"
+import json
+m = json.load(open("data/manifest.json"))
+assert m["vocab_size"] == 400 and m["separator"] == 399 and m["dtype"] == "uint16", m
+assert len(m["sources"]) == 61 and all(len(s["sha256"]) == 64 for s in m["sources"])
+counts = json.load(open("data/train_token_counts.json"))
+assert len(counts) == 400 and sum(counts) == m["train_tokens"], (len(counts), sum(counts))
+PY
+[ ! -e data/.incomplete ] || fail "staging folder left behind"
+
+write_tiny_config bpe.yaml data
+"$EMBER" train -c bpe.yaml --set model.vocab_size=400 --set train.steps=6 --set optim.warmup_steps=2 \
+  --set train.seq_len=16 --set eval.every=3 --set checkpoint.every=3 --set log.name=bpe >train.txt 2>&1 \
+  || { tail -5 train.txt; fail "train on BPE shards"; }
+
+# The same val tokens as .npy and as a headerless nanoGPT file give the same loss.
+"$PY" - <<'PY'
+import numpy as np
+raw = open("data/val_00000.bin", "rb").read()[1024:]
+toks = np.frombuffer(raw, dtype=np.uint16)
+np.save("val.npy", toks)
+toks.tofile("val_nanogpt.bin")
+PY
+loss() { "$EMBER" eval runs/bpe --data "$1" --batches 0 --json | "$PY" -c "import json,sys; print(json.load(sys.stdin)['loss'])"; }
+a=$(loss data/val_00000.bin); b=$(loss val.npy); c=$(loss nanogpt:val_nanogpt.bin)
+[ "$a" = "$b" ] && [ "$a" = "$c" ] || fail "losses differ across shard formats: $a $b $c"
+
+printf '{"text": "ok"}\n{"txt": "no"}\n' >bad.jsonl
+expect_error "bad.jsonl:2: expected a JSON object with a string field 'text'" \
+  "$EMBER" prepare text bad.jsonl --tokenizer tok/t.tiktoken --out bad --no-progress
+[ ! -e bad/manifest.json ] || fail "a failed prepare left a manifest"
+expect_error "input 'nowhere' does not exist" "$EMBER" prepare text nowhere --tokenizer tok/t.tiktoken --out bad
+expect_error "unknown corpus 'wiki'" "$EMBER" prepare corpus wiki --tokenizer tok/t.tiktoken --out bad
+echo OK

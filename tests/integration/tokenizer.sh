@@ -1,0 +1,49 @@
+# Tokenizer CLI: ids identical to Python tiktoken on mixed text for each published encoding,
+# decode(encode(x)) == x, training a BPE and using it through the same engine, clear errors.
+source "$(dirname "$0")/lib_common.sh"
+DATA="${EMBER_TOKENIZER_DATA:-}"
+if [ -z "$DATA" ] || [ ! -f "$DATA/encodings.json" ]; then
+  echo "SKIP: EMBER_TOKENIZER_DATA (shared/tokenizers beside the repo) is absent"; exit 0
+fi
+"$PY" -c "import tiktoken" 2>/dev/null || { echo "SKIP: Python tiktoken is not installed"; exit 0; }
+export EMBER_TOKENIZER_DIR="$DATA"
+REF="$HERE/tokenizer_reference.py"
+
+"$PY" "$REF" text mixed.txt 2 11
+for enc in r50k_base cl100k_base o200k_base llama3; do
+  "$PY" "$REF" encode "$DATA" "$enc" mixed.txt "ref_$enc.txt"
+  "$EMBER" tokenizer encode --preset "$enc" <mixed.txt >"ours_$enc.txt"
+  cmp -s "ref_$enc.txt" "ours_$enc.txt" || fail "$enc: ids differ from tiktoken on mixed.txt"
+  "$EMBER" tokenizer decode --preset "$enc" <"ours_$enc.txt" >"back_$enc.txt"
+  cmp -s mixed.txt "back_$enc.txt" || fail "$enc: decode(encode(x)) != x"
+done
+
+# JSON output, special tokens, invalid UTF-8 round trip.
+[ "$(printf 'Hello world' | "$EMBER" tokenizer encode --preset cl100k_base --json)" = "[9906, 1917]" ] \
+  || fail "--json output"
+[ "$(printf 'a<|endoftext|>' | "$EMBER" tokenizer encode --preset r50k_base --specials)" = "64 50256" ] \
+  || fail "--specials"
+printf 'caf\xc3 \xff\xfe ok\xed\xa0\x80' >bad_utf8.txt
+"$EMBER" tokenizer encode --preset o200k_base <bad_utf8.txt | "$EMBER" tokenizer decode --preset o200k_base >bad_back.txt
+cmp -s bad_utf8.txt bad_back.txt || fail "invalid UTF-8 does not round-trip"
+
+# Train on a small corpus, then encode/decode through the same engine.
+mkdir -p corpus
+head -c 600000 mixed.txt >corpus/a.txt
+tail -c 600000 mixed.txt >corpus/b.txt
+"$EMBER" tokenizer train corpus --ext .txt --vocab-size 1000 --out tok/small.tiktoken >train.log 2>&1 \
+  || { cat train.log; fail "tokenizer train"; }
+[ "$(wc -l <tok/small.tiktoken)" -eq 999 ] || fail "expected 999 ranks"
+"$EMBER" tokenizer train corpus --ext .txt --vocab-size 1000 --out tok/again.tiktoken >/dev/null 2>&1
+cmp -s tok/small.tiktoken tok/again.tiktoken || fail "training is not deterministic"
+"$EMBER" tokenizer encode --file tok/small.tiktoken <corpus/a.txt >small_ids.txt
+"$EMBER" tokenizer decode --file tok/small.tiktoken <small_ids.txt | cmp -s - corpus/a.txt \
+  || fail "trained tokenizer does not round-trip"
+
+expect_error "unknown preset 'gpt9'" "$EMBER" tokenizer encode --preset gpt9 </dev/null
+echo "50257" >big_id.txt
+expect_error "token id 50257 is not in the vocabulary" "$EMBER" tokenizer decode --preset r50k_base <big_id.txt
+echo "1 x 2" >junk.txt
+expect_error "expected token ids" "$EMBER" tokenizer decode --preset r50k_base <junk.txt
+EMBER_TOKENIZER_DIR="$SCRATCH/none" expect_error "needs its rank file" "$EMBER" tokenizer encode --preset cl100k_base </dev/null
+echo "OK"

@@ -1,0 +1,73 @@
+// Shards tokenized elsewhere: .npy token arrays and headerless nanoGPT uint16 files.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "ember/data/shard.h"
+#include "ember/util/error.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path scratch(const std::string& name) {
+  const fs::path d = fs::temp_directory_path() / "ember_shard_formats_test" / name;
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+// A version-1 .npy file as NumPy writes it: magic, version, header length, padded dict, data.
+template <class T>
+void write_npy(const fs::path& path, const std::string& descr, const std::string& shape, const std::vector<T>& data) {
+  std::string dict = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
+  while ((10 + dict.size() + 1) % 64) dict += ' ';
+  dict += '\n';
+  std::ofstream out(path, std::ios::binary);
+  out.write("\x93NUMPY\x01\x00", 8);
+  const uint16_t len = static_cast<uint16_t>(dict.size());
+  out.write(reinterpret_cast<const char*>(&len), 2);
+  out << dict;
+  out.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size() * sizeof(T)));
+}
+
+}  // namespace
+
+TEST(ShardFormats, NpyArrays) {
+  const fs::path d = scratch("npy");
+  write_npy<uint16_t>(d / "a.npy", "<u2", "(5,)", {1, 2, 3, 4, 65535});
+  write_npy<uint32_t>(d / "b.npy", "<u4", "(3,)", {7, 70000, 9});
+  const auto paths = ember::resolve_shards({d.string()}, "data.train");
+  ASSERT_EQ(paths.size(), 2u);
+  ember::ShardFile a(paths[0]), b(paths[1]);
+  EXPECT_EQ(a.size(), 5);
+  EXPECT_EQ(a.token(4), 65535u);
+  EXPECT_EQ(b.bytes_per_token(), 4);
+  EXPECT_EQ(b.token(1), 70000u);
+  write_npy<uint16_t>(d / "c.npy", "<u2", "(2, 2)", {1, 2, 3, 4});
+  EXPECT_THROW(ember::ShardFile(d / "c.npy"), ember::DataError);
+  write_npy<float>(d / "d.npy", "<f4", "(1,)", {1.0f});
+  EXPECT_THROW(ember::ShardFile(d / "d.npy"), ember::DataError);
+}
+
+TEST(ShardFormats, HeaderlessNanoGpt) {
+  const fs::path d = scratch("nanogpt");
+  std::vector<uint16_t> tokens(1000);
+  for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = static_cast<uint16_t>(i * 7);
+  std::ofstream(d / "train.bin", std::ios::binary)
+      .write(reinterpret_cast<const char*>(tokens.data()), static_cast<std::streamsize>(tokens.size() * 2));
+  const auto paths = ember::resolve_shards({"nanogpt:" + (d / "*.bin").string()}, "data.train");
+  ASSERT_EQ(paths.size(), 1u);
+  ember::ShardFile f(paths[0]);
+  EXPECT_EQ(f.size(), 1000);
+  EXPECT_EQ(f.token(999), 6993u);
+  EXPECT_EQ(f.path(), d / "train.bin");
+  try {
+    ember::ShardFile plain(d / "train.bin");  // without the prefix: the llm.c header is expected
+    FAIL() << "expected DataError";
+  } catch (const ember::DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("needs the prefix nanogpt:"), std::string::npos) << e.what();
+  }
+}
