@@ -1,0 +1,23 @@
+// data.* keys: where the token shards are.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "ember/config/fields.h"
+
+namespace ember {
+
+struct DataConfig {
+  // Shard files, directories (every *.bin inside) or glob patterns; relative paths are taken
+  // from the current directory.
+  std::vector<std::string> train;
+  std::vector<std::string> val;
+
+  template <class V>
+  void fields(V& v) {
+    v.field("train", train);
+    v.field("val", val);
+  }
+};
+
+}  // namespace ember

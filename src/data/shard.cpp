@@ -1,0 +1,125 @@
+#include "ember/data/shard.h"
+
+#include <fcntl.h>
+#include <glob.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+
+#include "ember/util/error.h"
+#include "ember/util/files.h"
+
+namespace ember {
+
+ShardFile::ShardFile(const std::filesystem::path& path) : path_(path) {
+  const std::string name = path.string();
+  int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0) throw DataError("cannot open shard '" + name + "': " + std::strerror(errno));
+  struct stat st {};
+  ::fstat(fd, &st);
+  map_bytes_ = static_cast<size_t>(st.st_size);
+  if (map_bytes_ < kShardHeaderInts * 4) {
+    ::close(fd);
+    throw DataError("shard '" + name + "' is shorter than its 1024-byte header");
+  }
+  map_ = ::mmap(nullptr, map_bytes_, PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  if (map_ == MAP_FAILED) throw DataError("cannot memory-map shard '" + name + "'");
+  int32_t header[kShardHeaderInts];
+  std::memcpy(header, map_, sizeof(header));
+  if (header[0] == kShardMagicU16) bytes_per_token_ = 2;
+  else if (header[0] == kShardMagicU32) bytes_per_token_ = 4;
+  else {
+    unmap();
+    throw DataError("shard '" + name + "' has bad magic " + std::to_string(header[0]) +
+                    " (expected 20240520 for uint16 or 20240801 for uint32 tokens)");
+  }
+  num_tokens_ = header[2];
+  const size_t want = kShardHeaderInts * 4 + static_cast<size_t>(num_tokens_) * bytes_per_token_;
+  if (num_tokens_ < 0 || want != map_bytes_) {
+    unmap();
+    throw DataError("shard '" + name + "' is truncated or padded: header says " +
+                    std::to_string(header[2]) + " tokens (" + std::to_string(want) +
+                    " bytes), file has " + std::to_string(map_bytes_) + " bytes");
+  }
+  tokens_ = static_cast<const uint8_t*>(map_) + kShardHeaderInts * 4;
+}
+
+ShardFile::~ShardFile() { unmap(); }
+
+void ShardFile::unmap() {
+  if (map_ && map_ != MAP_FAILED) ::munmap(map_, map_bytes_);
+  map_ = nullptr;
+}
+
+uint32_t ShardFile::token(int64_t i) const {
+  if (bytes_per_token_ == 2) {
+    uint16_t t;
+    std::memcpy(&t, tokens_ + i * 2, 2);
+    return t;
+  }
+  uint32_t t;
+  std::memcpy(&t, tokens_ + i * 4, 4);
+  return t;
+}
+
+void ShardFile::copy(int64_t start, int64_t count, int64_t* out) const {
+  for (int64_t i = 0; i < count; ++i) out[i] = token(start + i);
+}
+
+uint32_t ShardFile::max_token() const {
+  uint32_t m = 0;
+  for (int64_t i = 0; i < num_tokens_; ++i) m = std::max(m, token(i));
+  return m;
+}
+
+void write_shard(const std::filesystem::path& path, const std::vector<uint32_t>& tokens) {
+  const uint32_t max_id = tokens.empty() ? 0 : *std::max_element(tokens.begin(), tokens.end());
+  const bool narrow = max_id < 65536;
+  if (tokens.size() > static_cast<size_t>(INT32_MAX))
+    throw DataError("shard '" + path.string() + "': more than 2^31 tokens; split it");
+  int32_t header[kShardHeaderInts] = {};
+  header[0] = narrow ? kShardMagicU16 : kShardMagicU32;
+  header[1] = narrow ? 1 : 2;
+  header[2] = static_cast<int32_t>(tokens.size());
+  std::string bytes(reinterpret_cast<const char*>(header), sizeof(header));
+  bytes.reserve(bytes.size() + tokens.size() * (narrow ? 2 : 4));
+  for (uint32_t t : tokens) {
+    if (narrow) {
+      uint16_t v = static_cast<uint16_t>(t);
+      bytes.append(reinterpret_cast<const char*>(&v), 2);
+    } else {
+      bytes.append(reinterpret_cast<const char*>(&t), 4);
+    }
+  }
+  write_file_atomic(path, bytes);
+}
+
+std::vector<std::filesystem::path> resolve_shards(const std::vector<std::string>& specs,
+                                                  const std::string& key) {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> out;
+  for (const auto& spec : specs) {
+    std::vector<fs::path> found;
+    if (fs::is_directory(spec)) {
+      for (const auto& e : fs::directory_iterator(spec))
+        if (e.is_regular_file() && e.path().extension() == ".bin") found.push_back(e.path());
+    } else {
+      glob_t g{};
+      if (::glob(spec.c_str(), 0, nullptr, &g) == 0)
+        for (size_t i = 0; i < g.gl_pathc; ++i) found.emplace_back(g.gl_pathv[i]);
+      ::globfree(&g);
+    }
+    if (found.empty()) throw DataError(key + ": '" + spec + "' matches no shard file");
+    std::sort(found.begin(), found.end());
+    out.insert(out.end(), found.begin(), found.end());
+  }
+  if (out.empty()) throw DataError(key + ": no shard files given");
+  return out;
+}
+
+}  // namespace ember
