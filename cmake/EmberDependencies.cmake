@@ -25,3 +25,15 @@ file(GLOB _ember_nvidia_libs LIST_DIRECTORIES true "${_ember_site}/nvidia/*/lib"
 foreach(_dir ${_ember_nvidia_libs})
   target_link_options(ember_torch INTERFACE "-Wl,-rpath-link,${_dir}")
 endforeach()
+
+# PLplot (Debian: libplplot-dev + plplot-driver-cairo) draws `ember capacity --plot`; optional,
+# without it that flag says so and everything else works.
+find_package(PkgConfig QUIET)
+if(PkgConfig_FOUND)
+  pkg_check_modules(PLPLOT QUIET IMPORTED_TARGET plplot)
+endif()
+if(PLPLOT_FOUND)
+  message(STATUS "ember: PLplot ${PLPLOT_VERSION} for capacity plots")
+else()
+  message(STATUS "ember: PLplot not found: `ember capacity --plot` is disabled")
+endif()

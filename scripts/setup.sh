@@ -14,6 +14,7 @@ apt_packages=(
   libyaml-cpp-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev libpcre2-dev libssl-dev libgloo-dev
   python3.11-doc
+  libplplot-dev plplot-driver-cairo
 )
 
 log() { printf '[setup] %s\n' "$*" >&2; }

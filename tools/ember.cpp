@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   ember::cli::register_prepare(app);
   ember::cli::register_inspect(app);
   ember::cli::register_config(app);
+  ember::cli::register_capacity(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -18,5 +18,12 @@ void register_eval(CLI::App& app);
 void register_prepare(CLI::App& app);
 void register_inspect(CLI::App& app);
 void register_config(CLI::App& app);
+void register_capacity(CLI::App& app);
+
+// `ember capacity simulate` and `ember capacity fit`, registered under `capacity`.
+void add_capacity_simulate(CLI::App& capacity);
+void add_capacity_fit(CLI::App& capacity);
+// "auto" (CUDA when available), "cpu" or "cuda"; UsageError naming `flag` otherwise.
+std::string resolve_device(const std::string& want, const std::string& flag);
 
 }  // namespace ember::cli
