@@ -87,7 +87,7 @@ void write_cosine_histogram_png(const std::filesystem::path& png, const std::vec
   plscol0(15, 0, 0, 0);  // axes and text in black
   plcol0(15);
   plenv(x0, x1, 0.0, 1.15 * v.ymax, 0, 0);
-  pllab("cosine similarity", "density", "Pairwise cosine similarity of the input embeddings (mu dashed, eps = mu + 2 sigma solid)");
+  pllab("cosine similarity", "density", "Pairwise cosines: mu dashed, eps = mu + 2 sigma solid");
   static const int kColors[] = {1, 9, 3, 8, 4, 13, 10, 12};  // red, blue, green, brown, ...
   for (size_t i = 0; i < series.size(); ++i) {
     const auto& s = series[i];

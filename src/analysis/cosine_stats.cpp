@@ -16,23 +16,21 @@ struct RowSums {
 
 RowSums reduce_row(const float* v, int64_t n, double shift, int64_t* hist) {
   RowSums r;
-  double s0 = 0, s1 = 0, q0 = 0, q1 = 0;  // two chains hide the add latency
-  int64_t j = 0;
-  auto one = [&](float c, double& s, double& q) {
+  double s[4] = {0, 0, 0, 0}, q[4] = {0, 0, 0, 0};  // four chains hide the add latency
+  auto one = [&](float c, int lane) {
     const double x = static_cast<double>(c) - shift;
-    s += x;
-    q += x * x;
+    s[lane] += x;
+    q[lane] += x * x;
     r.min = std::min(r.min, c);
     r.max = std::max(r.max, c);
     ++hist[CosineStats::bin_of(c)];
   };
-  for (; j + 1 < n; j += 2) {
-    one(v[j], s0, q0);
-    one(v[j + 1], s1, q1);
-  }
-  if (j < n) one(v[j], s0, q0);
-  r.sum = s0 + s1;
-  r.sum_sq = q0 + q1;
+  int64_t j = 0;
+  for (; j + 4 <= n; j += 4)
+    for (int lane = 0; lane < 4; ++lane) one(v[j + lane], lane);
+  for (; j < n; ++j) one(v[j], 0);
+  r.sum = (s[0] + s[1]) + (s[2] + s[3]);
+  r.sum_sq = (q[0] + q[1]) + (q[2] + q[3]);
   return r;
 }
 
@@ -75,11 +73,6 @@ void accumulate_cpu(const GramBlock& b, CosineStats& stats) {
 }  // namespace
 
 CosineStats::CosineStats(double s) : shift(s), histogram(kBins, 0) {}
-
-int64_t CosineStats::bin_of(double cosine) {
-  const auto bin = static_cast<int64_t>(std::floor((cosine + 1.0) * (kBins / 2)));
-  return std::clamp<int64_t>(bin, 0, kBins - 1);
-}
 
 double CosineStats::bin_center(int64_t bin) { return -1.0 + (bin + 0.5) * (2.0 / kBins); }
 

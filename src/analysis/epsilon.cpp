@@ -20,6 +20,8 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 
 void check_finite(const at::Tensor& m, const std::string& where) {
+  // A float64 sum of fp32 values cannot overflow, so it is finite exactly when every entry is.
+  if (std::isfinite(m.sum(at::kDouble).item<double>())) return;
   const auto bad_rows = (~at::isfinite(m)).any(1).nonzero();
   if (bad_rows.numel() == 0) return;
   throw DataError(fmt::format("{}: {} row(s) contain NaN or Inf values (first: row {}); expected a "
@@ -39,7 +41,7 @@ void fill_from_stats(const CosineStats& s, EpsilonEstimate& e) {
 EpsilonEstimate exact_pass(const at::Tensor& rows, const EpsilonOptions& o) {
   EpsilonEstimate e;
   // The exact mean (cheap, O(V d^2)) is the shift that keeps the float64 variance well conditioned.
-  CosineStats stats(pair_mean_identity(rows));
+  CosineStats stats(pair_moments_identity(rows, o.block, false).mean);
   const int64_t V = rows.size(0), total = pairs_of(V);
   ProgressMeter progress(o.progress_label, static_cast<double>(total));
   for_each_gram_block(rows, o.block, [&](const GramBlock& b) {
@@ -124,17 +126,22 @@ UnitRows unit_rows(const at::Tensor& matrix, const std::string& where, at::Devic
     throw DataError(fmt::format("{}: expected a floating-point matrix (fp32, fp16, bf16, fp64), got {}",
                                 where, c10::toString(matrix.scalar_type())));
   auto m = matrix.to(device, at::kFloat);
+  bool owned = !m.is_same(matrix);  // a converted copy may be normalised in place
   check_finite(m, where);
   UnitRows out;
   out.input_rows = m.size(0);
-  const auto norms = at::linalg_vector_norm(m, 2, {1}, true);
+  auto norms = at::linalg_vector_norm(m, 2, {1}, true);
   const auto keep = (norms.squeeze(1) > 0).nonzero().squeeze(1);
   out.dropped_zero_rows = out.input_rows - keep.size(0);
   if (keep.size(0) < 2)
     throw DataError(fmt::format("{}: needs at least 2 non-zero rows, has {} (of {})", where,
                                 keep.size(0), out.input_rows));
-  out.rows = out.dropped_zero_rows ? m.index_select(0, keep) / norms.index_select(0, keep) : m / norms;
-  out.rows = out.rows.contiguous();
+  if (out.dropped_zero_rows) {
+    m = m.index_select(0, keep);
+    norms = norms.index_select(0, keep);
+    owned = true;
+  }
+  out.rows = (owned ? m.div_(norms) : m / norms).contiguous();
   return out;
 }
 
@@ -147,30 +154,28 @@ std::string method_label(EpsilonMethod m) {
   return "sampled";
 }
 
-double pair_mean_identity(const at::Tensor& rows) {
-  const auto sq_norms = rows.to(at::kDouble).pow(2).sum(1);
-  const auto total = rows.sum(0, false, at::kDouble);
-  // sum_{i<j} c_ij = (|sum_i x_i|^2 - sum_i |x_i|^2) / 2
-  const double s1 = 0.5 * (total.dot(total) - sq_norms.sum()).item<double>();
-  return s1 / static_cast<double>(pairs_of(rows.size(0)));
-}
-
-PairMoments pair_moments_identity(const at::Tensor& rows, int64_t block) {
+PairMoments pair_moments_identity(const at::Tensor& rows, int64_t block, bool with_stddev) {
   const int64_t V = rows.size(0), d = rows.size(1);
-  auto gram = at::zeros({d, d}, rows.options().dtype(at::kDouble));  // X^T X in float64
-  for (int64_t s = 0; s < V; s += block) {
+  auto total = at::zeros({d}, rows.options().dtype(at::kDouble));  // sum_i x_i
+  auto gram = with_stddev ? at::zeros({d, d}, total.options()) : at::Tensor();  // X^T X
+  double norms2 = 0.0, norms4 = 0.0;  // sum_i |x_i|^2 and sum_i |x_i|^4
+  for (int64_t s = 0; s < V; s += block) {  // float64 copies of one block of rows at a time
     const auto x = rows.narrow(0, s, std::min(block, V - s)).to(at::kDouble);
-    gram.addmm_(x.t(), x);
+    const auto sq = x.pow(2).sum(1);
+    total += x.sum(0);
+    norms2 += sq.sum().item<double>();
+    norms4 += sq.pow(2).sum().item<double>();
+    if (with_stddev) gram.addmm_(x.t(), x);
   }
-  const auto sq_norms = rows.to(at::kDouble).pow(2).sum(1);
   PairMoments m;
   m.count = pairs_of(V);
   const double n = static_cast<double>(m.count);
-  m.mean = pair_mean_identity(rows);
+  // sum_{i<j} c_ij = (|sum_i x_i|^2 - sum_i |x_i|^2) / 2
+  m.mean = 0.5 * (total.dot(total).item<double>() - norms2) / n;
+  if (!with_stddev || m.count < 2) return m;
   // sum_{i<j} c_ij^2 = (|X^T X|_F^2 - sum_i |x_i|^4) / 2
-  const double s2 = 0.5 * (gram.pow(2).sum() - sq_norms.pow(2).sum()).item<double>();
-  const double var = (s2 - n * m.mean * m.mean) / (n - 1);  // unbiased
-  m.stddev = m.count > 1 ? std::sqrt(std::max(var, 0.0)) : 0.0;
+  const double s2 = 0.5 * (gram.pow(2).sum().item<double>() - norms4);
+  m.stddev = std::sqrt(std::max((s2 - n * m.mean * m.mean) / (n - 1), 0.0));  // unbiased
   return m;
 }
 

@@ -25,7 +25,12 @@ struct CosineStats {
   void merge(const CosineStats& other);  // other must have the same shift
   double mean() const;
   double stddev() const;  // unbiased (n - 1), as the reference
-  static int64_t bin_of(double cosine);
+  static int64_t bin_of(double cosine) {
+    // Truncation equals floor here: every value below 0 lands in bin 0 after the clamp anyway
+    // (and std::floor is a libm call on baseline x86-64, too slow for a billion pairs).
+    const auto bin = static_cast<int64_t>((cosine + 1.0) * (kBins / 2));
+    return bin < 0 ? 0 : bin >= kBins ? kBins - 1 : bin;
+  }
   static double bin_center(int64_t bin);
 };
 

@@ -58,7 +58,8 @@ struct PairMoments {
   int64_t count = 0;
   double mean = 0.0, stddev = 0.0;
 };
-PairMoments pair_moments_identity(const at::Tensor& unit_rows, int64_t block = 4096);
-double pair_mean_identity(const at::Tensor& unit_rows);  // the first identity alone, O(V d)
+// Memory: one block of rows in float64 and the d x d Gram; without the stddev only the first
+// identity is used, O(V d).
+PairMoments pair_moments_identity(const at::Tensor& unit_rows, int64_t block = 4096, bool with_stddev = true);
 
 }  // namespace ember
