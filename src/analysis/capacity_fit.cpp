@@ -48,6 +48,14 @@ FullFormConstants CapacityFit::full_constants() const {
   return {params[0], params[1], params[2], params[3]};
 }
 
+nlohmann::json fit_json(const CapacityFit& f) {
+  nlohmann::json params = nlohmann::json::object();
+  for (size_t i = 0; i < f.params.size(); ++i) params[f.names[i]] = f.params[i];
+  return {{"form", form_name(f.form)}, {"formula", form_formula(f.form)}, {"points_kind", f.points_kind},
+          {"points", f.points}, {"params", params}, {"r2", f.r2}, {"mape_percent", f.mape},
+          {"rmse", f.rmse}, {"iterations", f.iterations}, {"converged", f.converged}};
+}
+
 std::vector<PackingPoint> points_of_kind(const std::vector<PackingPoint>& points, const std::string& kind) {
   if (kind == "all") return points;
   std::vector<PackingPoint> out;

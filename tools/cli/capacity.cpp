@@ -75,12 +75,7 @@ void run_capacity(const CapacityArgs& a) {
     write_cosine_histogram_png(a.plot, series);
     log::info("capacity: wrote the cosine histogram to {}", a.plot);
   }
-  if (a.json) {
-    auto out = nlohmann::json::array();
-    for (const auto& r : reports) out.push_back(report_json(r));
-    std::cout << out.dump(2) << "\n";
-    return;
-  }
+  if (a.json) return print_json_array(reports, report_json);
   std::cout << comparison_table(reports);
 }
 
@@ -89,12 +84,7 @@ void run_bound(const BoundArgs& a) {
   std::vector<CapacityBounds> rows;
   for (double d : a.d)
     for (double eps : a.eps) rows.push_back(capacity_bounds(d, eps, constants));
-  if (a.json) {
-    auto out = nlohmann::json::array();
-    for (const auto& b : rows) out.push_back(bounds_json(b));
-    std::cout << out.dump(2) << "\n";
-    return;
-  }
+  if (a.json) return print_json_array(rows, bounds_json);
   std::cout << bounds_table(rows);
 }
 

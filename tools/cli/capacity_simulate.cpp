@@ -111,18 +111,7 @@ void run_fit(const FitArgs& a) {
     fits.push_back(fit_capacity_form(form, chosen));
     fits.back().points_kind = kind;
   }
-  if (a.json) {
-    auto out = nlohmann::json::array();
-    for (const auto& f : fits) {
-      nlohmann::json params;
-      for (size_t i = 0; i < f.params.size(); ++i) params[f.names[i]] = f.params[i];
-      out.push_back({{"form", form_name(f.form)}, {"formula", form_formula(f.form)}, {"points_kind", f.points_kind},
-                     {"points", f.points}, {"params", params}, {"r2", f.r2}, {"mape_percent", f.mape},
-                     {"rmse", f.rmse}, {"iterations", f.iterations}, {"converged", f.converged}});
-    }
-    std::cout << out.dump(2) << "\n";
-    return;
-  }
+  if (a.json) return print_json_array(fits, fit_json);
   print_fits(fits);
 }
 

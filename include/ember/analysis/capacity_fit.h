@@ -2,6 +2,8 @@
 // epsilon, as the paper did (spec/capacity.md): the standard JL form to random packings, the
 // single-constant and the full four-constant forms to optimised ones; R^2, MAPE and RMSE.
 #pragma once
+#include <nlohmann/json.hpp>
+
 #include <string>
 #include <vector>
 
@@ -33,6 +35,8 @@ struct CapacityFit {
 // Fits one form to the points (all of them: filter by kind first). Starting points and bounds
 // follow the paper: C in [0, 100]; a, b, c in [0.1, 10] from (0.5, 1.0, 1.4, 1.0).
 CapacityFit fit_capacity_form(CapacityForm form, const std::vector<PackingPoint>& points);
+
+nlohmann::json fit_json(const CapacityFit& fit);  // form, formula, constants, R^2, MAPE, ...
 
 // The points of one kind; "all" keeps every point.
 std::vector<PackingPoint> points_of_kind(const std::vector<PackingPoint>& points, const std::string& kind);
