@@ -34,3 +34,12 @@ endforeach()
 # PCRE2 (8-bit, UTF + UCP, JIT): the tokenizer's Unicode pre-tokenisation regexes.
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)
+
+# PLplot (Debian: libplplot-dev + plplot-driver-cairo) draws `ember capacity --plot`; optional,
+# without it that flag says so and everything else works.
+pkg_check_modules(PLPLOT QUIET IMPORTED_TARGET plplot)
+if(PLPLOT_FOUND)
+  message(STATUS "ember: PLplot ${PLPLOT_VERSION} for capacity plots")
+else()
+  message(STATUS "ember: PLplot not found: `ember capacity --plot` is disabled")
+endif()

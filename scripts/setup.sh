@@ -15,6 +15,7 @@ apt_packages=(
   libyaml-cpp-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev libpcre2-dev libssl-dev libgloo-dev
   python3.11-doc linux-doc-6.1 bible-kjv bible-kjv-text debian-handbook
+  libplplot-dev plplot-driver-cairo
 )
 
 log() { printf '[setup] %s\n' "$*" >&2; }

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstring>
 #include <fstream>
 
 #include "ember/util/error.h"
@@ -59,39 +60,98 @@ void save_safetensors(const std::filesystem::path& path, const TensorMap& tensor
   write_file_atomic(path, out);
 }
 
+namespace {
+
+// Parses the JSON header of a file of `file_size` bytes whose data section starts at data_start,
+// checking every tensor's offsets against its shape and the file.
+SafetensorsHeader parse_header(const std::string& json_text, size_t data_start, size_t file_size,
+                               const std::string& where) {
+  nlohmann::json header;
+  try {
+    header = nlohmann::json::parse(json_text);
+  } catch (const nlohmann::json::exception& e) {
+    throw CheckpointError(where + ": header is not valid JSON");
+  }
+  SafetensorsHeader out;
+  out.data_start = data_start;
+  const size_t data_size = file_size - data_start;
+  for (const auto& [name, info] : header.items()) {
+    if (name == "__metadata__") {
+      out.metadata = info.get<std::map<std::string, std::string>>();
+      continue;
+    }
+    SafetensorsEntry e;
+    e.dtype = scalar_type_from_safetensors(info.at("dtype").get<std::string>(), where + ": " + name);
+    e.shape = info.at("shape").get<std::vector<int64_t>>();
+    const auto offs = info.at("data_offsets").get<std::vector<size_t>>();
+    size_t want = c10::elementSize(e.dtype);
+    for (int64_t n : e.shape) want *= static_cast<size_t>(n);
+    if (offs.size() != 2 || offs[1] < offs[0] || offs[1] - offs[0] != want || offs[1] > data_size)
+      throw CheckpointError(where + ": tensor '" + name + "' has data offsets outside the file or "
+                            "inconsistent with its shape (truncated?)");
+    e.begin = offs[0];
+    e.end = offs[1];
+    out.tensors[name] = std::move(e);
+  }
+  return out;
+}
+
+uint64_t header_length(const char* first8, size_t file_size, const std::string& where) {
+  if (file_size < 8) throw CheckpointError(where + ": too short for a safetensors header");
+  uint64_t n = 0;
+  std::memcpy(&n, first8, 8);
+  if (n > file_size - 8) throw CheckpointError(where + ": header length exceeds the file (truncated?)");
+  return n;
+}
+
+}  // namespace
+
 TensorMap load_safetensors(const std::filesystem::path& path,
                            std::map<std::string, std::string>* metadata) {
   const std::string where = path.string();
   const std::string bytes = read_text_file(path);
-  if (bytes.size() < 8) throw CheckpointError(where + ": too short for a safetensors header");
-  uint64_t n = 0;
-  std::memcpy(&n, bytes.data(), 8);
-  if (n > bytes.size() - 8) throw CheckpointError(where + ": header length exceeds the file (truncated?)");
-  nlohmann::json header;
-  try {
-    header = nlohmann::json::parse(bytes.substr(8, n));
-  } catch (const nlohmann::json::exception& e) {
-    throw CheckpointError(where + ": header is not valid JSON");
-  }
-  const size_t data_start = 8 + n, data_size = bytes.size() - data_start;
+  const uint64_t n = header_length(bytes.data(), bytes.size(), where);
+  const auto header = parse_header(bytes.substr(8, n), 8 + n, bytes.size(), where);
+  if (metadata) *metadata = header.metadata;
   TensorMap out;
-  for (const auto& [name, info] : header.items()) {
-    if (name == "__metadata__") {
-      if (metadata) *metadata = info.get<std::map<std::string, std::string>>();
-      continue;
-    }
-    auto type = scalar_type_from_safetensors(info.at("dtype").get<std::string>(), where + ": " + name);
-    auto shape = info.at("shape").get<std::vector<int64_t>>();
-    auto offs = info.at("data_offsets").get<std::vector<size_t>>();
-    auto t = at::empty(shape, at::TensorOptions().dtype(type));
-    const size_t want = t.numel() * t.element_size();
-    if (offs.size() != 2 || offs[1] < offs[0] || offs[1] - offs[0] != want || offs[1] > data_size)
-      throw CheckpointError(where + ": tensor '" + name + "' has data offsets outside the file or "
-                            "inconsistent with its shape (truncated?)");
-    std::memcpy(t.data_ptr(), bytes.data() + data_start + offs[0], want);
+  for (const auto& [name, e] : header.tensors) {
+    auto t = at::empty(e.shape, at::TensorOptions().dtype(e.dtype));
+    std::memcpy(t.data_ptr(), bytes.data() + header.data_start + e.begin, e.end - e.begin);
     out[name] = t;
   }
   return out;
+}
+
+SafetensorsHeader read_safetensors_header(const std::filesystem::path& path) {
+  const std::string where = path.string();
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw CheckpointError("cannot open '" + where + "'");
+  const size_t size = std::filesystem::file_size(path);
+  char first8[8] = {};
+  f.read(first8, std::min<size_t>(size, 8));
+  const uint64_t n = header_length(first8, size, where);
+  std::string json(n, '\0');
+  f.read(json.data(), static_cast<std::streamsize>(n));
+  if (!f) throw CheckpointError(where + ": cannot read the header");
+  return parse_header(json, 8 + n, size, where);
+}
+
+at::Tensor load_safetensors_tensor(const std::filesystem::path& path, const std::string& name) {
+  const auto header = read_safetensors_header(path);
+  const auto it = header.tensors.find(name);
+  if (it == header.tensors.end()) {
+    std::string have;
+    for (const auto& [other, e] : header.tensors) have += (have.empty() ? "" : ", ") + other;
+    throw CheckpointError(path.string() + ": no tensor '" + name + "' (the file has: " +
+                          (have.size() > 300 ? have.substr(0, 300) + ", ..." : have) + ")");
+  }
+  const auto& e = it->second;
+  auto t = at::empty(e.shape, at::TensorOptions().dtype(e.dtype));
+  std::ifstream f(path, std::ios::binary);
+  f.seekg(static_cast<std::streamoff>(header.data_start + e.begin));
+  f.read(static_cast<char*>(t.data_ptr()), static_cast<std::streamsize>(e.end - e.begin));
+  if (!f) throw CheckpointError(path.string() + ": cannot read tensor '" + name + "' (truncated?)");
+  return t;
 }
 
 }  // namespace ember

@@ -12,6 +12,7 @@
 #include "ember/train/preemption.h"
 #include "ember/util/error.h"
 #include "ember/util/files.h"
+#include "ember/util/progress.h"
 #include "ember/util/sha256.h"
 
 namespace ember {
@@ -25,14 +26,6 @@ std::string model_hash(const ModelConfig& m) {
   copy.fields(w);
   out << YAML::EndMap;
   return sha256_hex(out.c_str());
-}
-
-std::string format_duration(double s) {
-  if (!std::isfinite(s) || s < 0) return "?";
-  const int64_t t = static_cast<int64_t>(s);
-  if (t >= 3600) return fmt::format("{}h{:02d}m", t / 3600, (t % 3600) / 60);
-  if (t >= 60) return fmt::format("{}m{:02d}s", t / 60, t % 60);
-  return fmt::format("{}s", t);
 }
 
 at::Device pick_device(const std::string& want) {

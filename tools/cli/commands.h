@@ -1,7 +1,9 @@
 // ember's subcommands: each registers itself on the CLI11 app and runs the library.
 #pragma once
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
+#include <iostream>
 #include <string>
 #include <vector>
 
@@ -21,5 +23,20 @@ void register_config(CLI::App& app);
 void register_analyze(CLI::App& app);
 void register_tokenizer(CLI::App& app);
 void register_prepare_text(CLI::App& prepare);  // under `ember prepare`
+void register_capacity(CLI::App& app);
+
+// `ember capacity simulate` and `ember capacity fit`, registered under `capacity`.
+void add_capacity_simulate(CLI::App& capacity);
+void add_capacity_fit(CLI::App& capacity);
+// Prints --json output: one JSON array, an element per item.
+template <class T, class ToJson>
+void print_json_array(const std::vector<T>& items, ToJson to_json) {
+  auto out = nlohmann::json::array();
+  for (const auto& item : items) out.push_back(to_json(item));
+  std::cout << out.dump(2) << "\n";
+}
+
+// "auto" (CUDA when available), "cpu" or "cuda"; UsageError naming `flag` otherwise.
+std::string resolve_device(const std::string& want, const std::string& flag);
 
 }  // namespace ember::cli

@@ -1,0 +1,23 @@
+// The paper's figure: a histogram of the pairwise cosine similarities of an embedding matrix with
+// mu and epsilon = mu + 2 sigma marked; several matrices are overlaid (as densities) for comparison.
+// Written as PNG with PLplot's pngcairo device.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace ember {
+
+struct HistogramSeries {
+  std::string label;
+  std::vector<int64_t> counts;  // equal bins over [-1, 1] (CosineStats::histogram)
+  double mu = 0.0, epsilon = 0.0;
+  bool sampled = false;
+};
+
+bool plotting_available();  // false when ember was built without PLplot
+// Throws UsageError when plotting is unavailable or a series has no histogram; Error on failure.
+void write_cosine_histogram_png(const std::filesystem::path& png, const std::vector<HistogramSeries>& series);
+
+}  // namespace ember

@@ -1,0 +1,108 @@
+# ember capacity end to end: a trained ember run, an HF-style sharded bf16 checkpoint written by
+# Python (mu and sigma checked against numpy), .npy, a comparison table, --sample, --plot, bound.
+source "$(dirname "$0")/lib_common.sh"
+mkdir -p data
+make_synthetic data 64 20000 4000 >/dev/null
+write_tiny_config c.yaml data
+"$EMBER" train -c c.yaml --set train.steps=20 >/dev/null 2>&1 || fail "training failed"
+
+# An ember run: the tied input embedding (64 x 64), against numpy on the checkpoint's table.
+"$EMBER" capacity runs/tiny --json >run.json || fail "capacity on a run"
+"$PY" - <<'PY' || fail "capacity of the ember run disagrees with numpy"
+import json, numpy as np
+from safetensors.numpy import load_file
+r = json.load(open("run.json"))[0]
+w = load_file("runs/tiny/checkpoints/step_20/model.safetensors")["embedding.weight"].astype(np.float64)
+x = w / np.linalg.norm(w, axis=1, keepdims=True)
+c = (x @ x.T)[np.triu_indices(len(x), 1)]
+assert r["format"] == "ember" and r["V"] == 64 and r["d"] == 64 and r["pairs"] == 64 * 63 // 2, r
+assert abs(r["mu"] - c.mean()) < 1e-6 and abs(r["sigma"] - c.std(ddof=1)) < 1e-6, (r["mu"], c.mean(), r["sigma"], c.std(ddof=1))
+assert abs(r["epsilon"] - (c.mean() + 2 * c.std(ddof=1))) < 1e-6
+assert r["class"] in ("1", "2", "indeterminate") and "tied input embedding" in r["tensor"], r
+PY
+
+# A Hugging Face style sharded checkpoint in bf16 (with zero rows), and the same matrix as .npy.
+"$PY" - <<'PY' || fail "could not write the HF checkpoint"
+import json, os, numpy as np, torch
+from safetensors.torch import save_file
+torch.manual_seed(0)
+V, d = 3000, 96
+emb = (torch.randn(V, d) + 0.15).to(torch.bfloat16)
+emb[[7, 100, 2999]] = 0
+os.makedirs("hf", exist_ok=True)
+save_file({"model.layers.0.mlp.w": torch.randn(8, 8).to(torch.bfloat16)}, "hf/model-00001-of-00002.safetensors")
+save_file({"model.embed_tokens.weight": emb, "model.norm.weight": torch.ones(d, dtype=torch.bfloat16)},
+          "hf/model-00002-of-00002.safetensors")
+json.dump({"metadata": {}, "weight_map": {"model.layers.0.mlp.w": "model-00001-of-00002.safetensors",
+           "model.embed_tokens.weight": "model-00002-of-00002.safetensors",
+           "model.norm.weight": "model-00002-of-00002.safetensors"}}, open("hf/model.safetensors.index.json", "w"))
+x = emb.float().numpy().astype(np.float64)
+np.save("emb.npy", emb.float().numpy())
+x = x[np.linalg.norm(x, axis=1) > 0]
+x /= np.linalg.norm(x, axis=1, keepdims=True)
+c = (x @ x.T)[np.triu_indices(len(x), 1)]
+json.dump({"mu": c.mean(), "sigma": c.std(ddof=1), "max": c.max()}, open("truth.json", "w"))
+PY
+"$EMBER" capacity hf --json >hf.json || fail "capacity on the sharded checkpoint"
+"$EMBER" capacity emb.npy hf/model.safetensors.index.json --sample 200000 --seed 3 --json >sampled.json || fail "--sample"
+"$PY" - <<'PY' || fail "capacity of the HF checkpoint disagrees with numpy"
+import json
+t = json.load(open("truth.json"))
+r = json.load(open("hf.json"))[0]
+assert r["format"] == "safetensors (sharded)" and r["tensor"] == "model.embed_tokens.weight" and r["dtype"] == "bf16", r
+assert r["input_rows"] == 3000 and r["zero_rows_dropped"] == 3 and r["V"] == 2997 and r["d"] == 96, r
+assert abs(r["mu"] - t["mu"]) < 1e-6 and abs(r["sigma"] - t["sigma"]) < 1e-6, (r, t)
+assert abs(r["max_cosine"] - t["max"]) < 1e-5 and not r["sampled"] and r["method"] == "exact", r
+for key in ("epsilon", "epsilon_3sigma", "class", "capacity", "capacity_full_form", "capacity_single_constant", "capacity_jl"):
+    assert key in r, key
+s = json.load(open("sampled.json"))
+assert [x["format"] for x in s] == ["npy", "safetensors (sharded)"], s
+for x in s:
+    assert x["sampled"] and x["method"] == "sampled" and x["pairs"] == 200000
+    assert x["epsilon_ci"]["low"] <= r["epsilon"] <= x["epsilon_ci"]["high"], (x["epsilon_ci"], r["epsilon"])
+PY
+
+# Several inputs: one comparison table, sampled rows labelled; the Gram identity agrees.
+"$EMBER" capacity runs/tiny hf emb.npy >table.txt || fail "comparison table"
+[ "$(grep -c -E '^(runs/tiny|hf|emb.npy) ' table.txt)" -eq 3 ] || { cat table.txt; fail "expected 3 rows"; }
+grep -q "capacity(full)" table.txt && grep -q "full form max_k" table.txt || fail "table lacks labelled capacities"
+"$EMBER" capacity emb.npy --sample 5000 | grep -q "SAMPLED estimate from 5000 random pairs" || fail "sampled label"
+"$EMBER" capacity hf --moments --json >moments.json || fail "--moments"
+"$PY" -c "
+import json; a = json.load(open('hf.json'))[0]; b = json.load(open('moments.json'))[0]
+assert abs(a['mu'] - b['mu']) < 1e-7 and abs(a['sigma'] - b['sigma']) < 1e-7, (a, b)" || fail "Gram identity"
+
+# The histogram figure (PNG), when this ember has PLplot.
+if "$EMBER" capacity runs/tiny hf --plot hist.png >/dev/null 2>plot.err; then
+  head -c 8 hist.png | od -An -c | grep -q "P   N   G" || fail "--plot did not write a PNG"
+else
+  grep -q "built without PLplot" plot.err || { cat plot.err; fail "--plot"; }
+fi
+
+# bound: the paper's Llama 2 7B row.
+"$EMBER" capacity bound --d 4096 --eps 0.0645 --json >bound.json || fail "bound"
+"$PY" -c "
+import json; b = json.load(open('bound.json'))[0]
+assert abs(b['capacity_full_form']['value'] / 3.99e7 - 1) < 0.01 and b['class'] == '2', b
+assert abs(b['capacity_jl']['value'] - 8.4) < 0.1 and b['capacity'] == '3.99e+07', b" || fail "bound values"
+"$EMBER" capacity bound --d 1152 --eps 0.20164 | grep -q "indeterminate" || fail "Gemma 3 1B is indeterminate"
+
+# Bad inputs: one line, non-zero exit.
+"$PY" - <<'PY'
+import numpy as np, torch
+from safetensors.torch import save_file
+save_file({"model.embed_tokens.weight": torch.randn(50)}, "onedim.safetensors")
+m = np.random.randn(20, 8).astype(np.float32); m[5, 2] = np.nan
+np.save("nan.npy", m)
+save_file({"wte.weight": torch.randn(64, 64)}, "trunc.safetensors")
+PY
+truncate -s -100 trunc.safetensors
+expect_error "hf/model.safetensors.index.json: the index has no tensor 'nope'" "$EMBER" capacity hf --tensor nope
+expect_error "onedim.safetensors [model.embed_tokens.weight]: expected a 2-D" "$EMBER" capacity onedim.safetensors
+expect_error "nan.npy: 1 row(s) contain NaN or Inf values (first: row 5)" "$EMBER" capacity nan.npy
+expect_error "trunc.safetensors: tensor 'wte.weight' has data offsets outside the file" "$EMBER" capacity trunc.safetensors
+expect_error "'missing' does not exist" "$EMBER" capacity missing
+expect_error "--sample and --moments exclude each other" "$EMBER" capacity hf --sample 10 --moments
+expect_error "capacity: give one or more inputs" "$EMBER" capacity
+expect_error "epsilon must be in (0, 1]" "$EMBER" capacity bound --d 4096 --eps 0
+echo "ember capacity works end to end"

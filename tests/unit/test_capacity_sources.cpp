@@ -1,0 +1,161 @@
+// Embedding matrices from safetensors (bf16, sharded index), .npy and ember checkpoints' names,
+// and clear errors for missing tensors, truncated files and unknown inputs.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "ember/analysis/capacity_report.h"
+#include "ember/analysis/embedding_source.h"
+#include "ember/train/safetensors.h"
+#include "ember/util/error.h"
+#include "ember/util/npy.h"
+
+namespace fs = std::filesystem;
+using namespace ember;
+
+namespace {
+
+fs::path scratch(const std::string& name) {
+  fs::path d = fs::temp_directory_path() / "ember_capacity_sources" / name;
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+template <class F>
+void expect_error_containing(F&& f, const std::vector<std::string>& wants) {
+  try {
+    f();
+    FAIL() << "no error; wanted " << wants.front();
+  } catch (const Error& e) {
+    for (const auto& want : wants) EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+  }
+}
+
+void write_npy(const fs::path& p, const std::string& descr, const std::string& shape, const void* data, size_t bytes,
+               bool fortran = false) {
+  std::string header = "{'descr': '" + descr + "', 'fortran_order': " + (fortran ? "True" : "False") +
+                       ", 'shape': " + shape + ", }";
+  header.append(64 - (10 + header.size() + 1) % 64, ' ');
+  header += '\n';
+  std::ofstream f(p, std::ios::binary);
+  f.write("\x93NUMPY\x01\x00", 8);
+  const uint16_t n = static_cast<uint16_t>(header.size());
+  f.write(reinterpret_cast<const char*>(&n), 2);
+  f << header;
+  f.write(static_cast<const char*>(data), static_cast<std::streamsize>(bytes));
+}
+
+}  // namespace
+
+TEST(CapacitySources, Bf16SafetensorsRoundTripFindsTheEmbedding) {
+  torch::manual_seed(0);
+  auto dir = scratch("bf16");
+  auto emb = torch::randn({300, 32}).to(torch::kBFloat16);
+  save_safetensors(dir / "model.safetensors",
+                   {{"model.embed_tokens.weight", emb}, {"lm_head.weight", torch::randn({300, 32})},
+                    {"model.norm.weight", torch::ones({32})}});
+  auto m = load_embedding_matrix(dir);  // the directory: finds model.safetensors
+  EXPECT_EQ(m.tensor, "model.embed_tokens.weight");
+  EXPECT_EQ(m.format, "safetensors");
+  EXPECT_EQ(m.matrix.scalar_type(), torch::kBFloat16);
+  EXPECT_TRUE(torch::equal(m.matrix, emb));
+  auto head = load_embedding_matrix(dir / "model.safetensors", "lm_head.weight");
+  EXPECT_EQ(head.matrix.size(0), 300);
+  CapacityOptions o;
+  auto r = capacity_report(m, o);
+  EXPECT_EQ(r.dtype, "bf16");
+  EXPECT_EQ(r.estimate.rows, 300);
+  EXPECT_NEAR(r.estimate.sigma, 1.0 / std::sqrt(32.0), 0.02);
+}
+
+TEST(CapacitySources, ShardedIndexReadsOnlyTheShardWithTheTensor) {
+  torch::manual_seed(1);
+  auto dir = scratch("sharded");
+  auto emb = torch::randn({64, 16}, torch::kHalf);
+  save_safetensors(dir / "model-00001-of-00002.safetensors", {{"transformer.h.0.w", torch::randn({4, 4})}});
+  save_safetensors(dir / "model-00002-of-00002.safetensors", {{"transformer.wte.weight", emb}});
+  std::ofstream(dir / "model.safetensors.index.json")
+      << R"({"metadata": {"total_size": 0}, "weight_map": {"transformer.h.0.w": "model-00001-of-00002.safetensors",
+           "transformer.wte.weight": "model-00002-of-00002.safetensors"}})";
+  for (const auto& input : {dir, dir / "model.safetensors.index.json"}) {
+    auto m = load_embedding_matrix(input);
+    EXPECT_EQ(m.format, "safetensors (sharded)");
+    EXPECT_EQ(m.tensor, "transformer.wte.weight");
+    EXPECT_TRUE(torch::equal(m.matrix, emb));
+  }
+  expect_error_containing([&] { load_embedding_matrix(dir, "nope.weight"); }, {"no tensor 'nope.weight'"});
+  fs::remove(dir / "model-00002-of-00002.safetensors");
+  expect_error_containing([&] { load_embedding_matrix(dir); }, {"model-00002-of-00002.safetensors", "does not exist"});
+}
+
+TEST(CapacitySources, MissingTensorAndTruncatedFileAreNamed) {
+  auto dir = scratch("bad");
+  save_safetensors(dir / "w.safetensors", {{"encoder.weight", torch::randn({8, 8})}});
+  expect_error_containing([&] { load_embedding_matrix(dir / "w.safetensors"); },
+                          {"w.safetensors", "no input-embedding tensor", "--tensor", "encoder.weight"});
+  expect_error_containing([&] { load_embedding_matrix(dir / "w.safetensors", "embed"); },
+                          {"no tensor 'embed'", "encoder.weight"});
+  save_safetensors(dir / "t.safetensors", {{"wte.weight", torch::randn({64, 64})}});
+  fs::resize_file(dir / "t.safetensors", fs::file_size(dir / "t.safetensors") - 100);
+  expect_error_containing([&] { load_embedding_matrix(dir / "t.safetensors"); }, {"t.safetensors", "truncated"});
+  expect_error_containing([&] { load_embedding_matrix(dir / "nothing.safetensors"); }, {"does not exist"});
+  std::ofstream(dir / "notes.txt") << "hello";
+  expect_error_containing([&] { load_embedding_matrix(dir / "notes.txt"); }, {"notes.txt", "expected an ember run"});
+}
+
+TEST(CapacitySources, OneDimensionalTensorIsRefusedWithItsName) {
+  auto dir = scratch("onedim");
+  save_safetensors(dir / "m.safetensors", {{"model.embed_tokens.weight", torch::randn({100})}});
+  CapacityOptions o;
+  expect_error_containing([&] { capacity_report((dir / "m.safetensors").string(), o); },
+                          {"m.safetensors [model.embed_tokens.weight]", "expected a 2-D"});
+}
+
+TEST(CapacitySources, NpyMatricesInCAndFortranOrder) {
+  auto dir = scratch("npy");
+  auto m = torch::arange(12, torch::kFloat).reshape({3, 4});
+  write_npy(dir / "c.npy", "<f4", "(3, 4)", m.data_ptr(), 48);
+  EXPECT_TRUE(torch::equal(load_npy(dir / "c.npy"), m));
+  auto ft = m.t().contiguous();  // column-major bytes of m
+  write_npy(dir / "f.npy", "<f4", "(3, 4)", ft.data_ptr(), 48, true);
+  EXPECT_TRUE(torch::equal(load_npy(dir / "f.npy"), m));
+  auto h = m.to(torch::kHalf);
+  write_npy(dir / "h.npy", "<f2", "(3, 4)", h.data_ptr(), 24);
+  auto loaded = load_embedding_matrix(dir / "h.npy");
+  EXPECT_EQ(loaded.format, "npy");
+  EXPECT_TRUE(torch::equal(loaded.matrix, h));
+  write_npy(dir / "short.npy", "<f4", "(3, 4)", m.data_ptr(), 40);
+  expect_error_containing([&] { load_npy(dir / "short.npy"); }, {"short.npy", "truncated"});
+  write_npy(dir / "be.npy", ">f4", "(3, 4)", m.data_ptr(), 48);
+  expect_error_containing([&] { load_npy(dir / "be.npy"); }, {"unsupported .npy dtype '>f4'"});
+  std::ofstream(dir / "junk.npy") << "not numpy";
+  expect_error_containing([&] { load_npy(dir / "junk.npy"); }, {"bad magic"});
+}
+
+TEST(CapacitySources, KnownNamesAndSuffixes) {
+  EXPECT_EQ(find_embedding_tensor({"lm_head.weight", "model.embed_tokens.weight"}, "x"), "model.embed_tokens.weight");
+  EXPECT_EQ(find_embedding_tensor({"h.0.attn", "wte.weight"}, "x"), "wte.weight");
+  EXPECT_EQ(find_embedding_tensor({"backbone.embed_tokens.weight"}, "x"), "backbone.embed_tokens.weight");
+  EXPECT_THROW(find_embedding_tensor({"a", "b"}, "x"), DataError);
+}
+
+TEST(CapacitySources, ReportJsonHasTheLabelledFields) {
+  torch::manual_seed(2);
+  EmbeddingMatrix m{torch::randn({200, 64}), "mem", "npy", ""};
+  CapacityOptions o;
+  const auto j = report_json(capacity_report(m, o));
+  for (const char* key : {"V", "d", "mu", "sigma", "epsilon", "epsilon_3sigma", "class", "capacity",
+                          "capacity_full_form", "capacity_single_constant", "capacity_jl", "method", "pairs"})
+    EXPECT_TRUE(j.contains(key)) << key;
+  EXPECT_EQ(j["method"], "exact");
+  EXPECT_EQ(j["pairs"], 200 * 199 / 2);
+  EXPECT_NEAR(j["epsilon"].get<double>(), j["mu"].get<double>() + 2 * j["sigma"].get<double>(), 1e-12);
+  EXPECT_EQ(j["class"], "1");  // d = 64: sigma ~ 0.125, eps ~ 0.25
+  EXPECT_EQ(j["capacity"], "indeterminate");
+  const auto table = comparison_table({capacity_report(m, o)});
+  EXPECT_NE(table.find("capacity(full)"), std::string::npos) << table;
+  EXPECT_NE(table.find("single-C"), std::string::npos) << table;
+}
