@@ -108,7 +108,7 @@ CapacityBounds capacity_bounds(double d, double eps, const FullFormConstants& co
 std::string format_capacity(const CapacityBound& b) {
   const double v = b.value();
   if (!std::isfinite(v)) return fmt::format("10^{:.1f}", b.log10());
-  return fmt::format("{:.3g}", v);
+  return v < 1000 ? fmt::format("{:.3g}", v) : fmt::format("{:.2e}", v);  // 3 significant digits
 }
 
 }  // namespace ember

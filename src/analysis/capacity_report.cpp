@@ -125,13 +125,13 @@ std::string bounds_table(const std::vector<CapacityBounds>& rows) {
 std::string comparison_table(const std::vector<CapacityReport>& reports) {
   size_t width = 5;
   for (const auto& r : reports) width = std::max(width, std::min<size_t>(r.input.size(), 40));
-  std::string out = fmt::format("{:<{}} {:>8} {:>6} {:>9} {:>8} {:>8} {:>8} {:>6} {:>14} {:>10} {:>9} {:>8}\n",
+  std::string out = fmt::format("{:<{}} {:>8} {:>6} {:>9} {:>8} {:>8} {:>8} {:>6} {:>15} {:>10} {:>9} {:>8}\n",
                                 "input", width, "V", "d", "mu", "sigma", "epsilon", "mu+3sig", "class",
                                 "capacity(full)", "single-C", "JL C=8", "mode");
   std::string notes;
   for (const auto& r : reports) {
     const auto& e = r.estimate;
-    out += fmt::format("{:<{}} {:>8} {:>6} {:>9.5f} {:>8.5f} {:>8.5f} {:>8.5f} {:>6} {:>14} {:>10} {:>9} {:>8}\n",
+    out += fmt::format("{:<{}} {:>8} {:>6} {:>9.5f} {:>8.5f} {:>8.5f} {:>8.5f} {:>6} {:>15} {:>10} {:>9} {:>8}\n",
                        shorten(r.input, width), width, e.rows, e.dim, e.mu, e.sigma, e.epsilon(),
                        e.epsilon_3sigma(), class_label(r.bounds.cls), headline(r.bounds),
                        format_capacity(r.bounds.single), format_capacity(r.bounds.jl), mode_cell(e));
