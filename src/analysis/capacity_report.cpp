@@ -10,7 +10,7 @@ namespace {
 nlohmann::json number_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); }
 
 nlohmann::json bound_json(const CapacityBound& b, const std::string& formula) {
-  return {{"value", number_or_null(b.value())}, {"log10", b.log10()}, {"formula", formula}};
+  return {{"value", number_or_null(b.value())}, {"log10", number_or_null(b.log10())}, {"formula", formula}};
 }
 
 std::string dtype_name(at::ScalarType t) {
@@ -52,6 +52,7 @@ CapacityReport capacity_report(const EmbeddingMatrix& m, const CapacityOptions& 
   r.input = m.input;
   r.format = m.format;
   r.tensor = m.tensor;
+  r.head = m.head;
   r.dtype = dtype_name(m.matrix.scalar_type());
   r.input_rows = m.matrix.dim() > 0 ? m.matrix.size(0) : 0;
   const UnitRows rows = unit_rows(m.matrix, m.where(), o.device);
@@ -60,6 +61,18 @@ CapacityReport capacity_report(const EmbeddingMatrix& m, const CapacityOptions& 
   r.estimate = estimate_epsilon(rows, eo);
   r.bounds = capacity_bounds(static_cast<double>(r.estimate.dim), r.estimate.epsilon(), o.constants);
   return r;
+}
+
+double vocabulary_directions(const CapacityReport& r) {
+  if (r.head.empty()) return 0.0;
+  return static_cast<double>(r.estimate.rows) * (r.head == "untied" ? 2.0 : 1.0);  // ~2V untied, V tied
+}
+
+std::optional<CapacityBound> feature_directions(const CapacityReport& r) {
+  if (r.head.empty() || r.bounds.cls != CapacityClass::kNearOrthogonal) return std::nullopt;
+  // ln(k - n) = ln k + ln(1 - n / k), in logs because k may exceed any double
+  const double ln_k = r.bounds.full.ln_k, ratio = vocabulary_directions(r) * std::exp(-ln_k);
+  return CapacityBound{ratio >= 1.0 ? -INFINITY : ln_k + std::log1p(-ratio)};
 }
 
 nlohmann::json bounds_json(const CapacityBounds& b) {
@@ -93,6 +106,10 @@ nlohmann::json report_json(const CapacityReport& r) {
                       {"mu", e.mu}, {"sigma", e.sigma}, {"epsilon", e.epsilon()},
                       {"epsilon_3sigma", e.epsilon_3sigma()}, {"min_cosine", number_or_null(e.min_cosine)},
                       {"max_cosine", number_or_null(e.max_cosine)}, {"seconds", e.seconds}};
+  j["head"] = r.head.empty() ? nlohmann::json() : nlohmann::json(r.head);
+  j["vocabulary_directions"] = r.head.empty() ? nlohmann::json() : nlohmann::json(vocabulary_directions(r));
+  const auto features = feature_directions(r);
+  j["feature_directions"] = features ? bound_json(*features, "full-form capacity - vocabulary directions") : nlohmann::json();
   if (e.method == EpsilonMethod::kSampled)
     j["epsilon_ci"] = {{"level", e.confidence}, {"low", e.ci_low}, {"high", e.ci_high}};
   const auto bounds = bounds_json(r.bounds);  // named: items() of a temporary would dangle
@@ -135,6 +152,10 @@ std::string comparison_table(const std::vector<CapacityReport>& reports) {
                        shorten(r.input, width), width, e.rows, e.dim, e.mu, e.sigma, e.epsilon(),
                        e.epsilon_3sigma(), class_label(r.bounds.cls), headline(r.bounds),
                        format_capacity(r.bounds.single), format_capacity(r.bounds.jl), mode_cell(e));
+    if (const auto features = feature_directions(r))
+      notes += fmt::format("{}: {} head: the vocabulary takes ~{} = {} directions, leaving {} for features\n",
+                           r.input, r.head, r.head == "tied" ? "V" : "2V",
+                           format_capacity({std::log(vocabulary_directions(r))}), format_capacity(*features));
     if (e.dropped_zero_rows)
       notes += fmt::format("{}: {} zero row(s) of {} dropped\n", r.input, e.dropped_zero_rows, r.input_rows);
     if (e.method == EpsilonMethod::kSampled)

@@ -36,6 +36,13 @@ bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+// spec/capacity.md bookkeeping needs to know whether the head has its own V x d matrix.
+std::string head_of(const std::vector<std::string>& names) {
+  for (const auto& n : names)
+    if (ends_with(n, "lm_head.weight") || n == "embed_out.weight" || n == "output.weight") return "untied";
+  return "tied";
+}
+
 bool is_ember_dir(const fs::path& p) {
   return fs::exists(p / "config.yaml") || fs::exists(p / "state.json") || fs::exists(p / "SHA256SUMS");
 }
@@ -46,6 +53,7 @@ EmbeddingMatrix from_ember(const fs::path& dir, const std::string& tensor) {
   out.format = "ember";
   if (tensor.empty()) {
     out.matrix = loaded.model->embedding().materialize(4096);
+    out.head = loaded.model->embedding().tied_table().defined() ? "tied" : "untied";
     out.tensor = loaded.config.model.embedding.kind + " input embedding, step " + std::to_string(loaded.step);
     return out;
   }
@@ -65,13 +73,10 @@ EmbeddingMatrix from_ember(const fs::path& dir, const std::string& tensor) {
 EmbeddingMatrix from_safetensors(const fs::path& file, const std::string& tensor) {
   EmbeddingMatrix out;
   out.format = "safetensors";
-  if (tensor.empty()) {
-    std::vector<std::string> names;
-    for (const auto& [name, e] : read_safetensors_header(file).tensors) names.push_back(name);
-    out.tensor = find_embedding_tensor(names, file.string());
-  } else {
-    out.tensor = tensor;
-  }
+  std::vector<std::string> names;
+  for (const auto& [name, e] : read_safetensors_header(file).tensors) names.push_back(name);
+  out.tensor = tensor.empty() ? find_embedding_tensor(names, file.string()) : tensor;
+  if (tensor.empty()) out.head = head_of(names);
   out.matrix = load_safetensors_tensor(file, out.tensor);
   return out;
 }
@@ -98,6 +103,7 @@ EmbeddingMatrix from_index(const fs::path& index_file, const std::string& tensor
   EmbeddingMatrix out;
   out.format = "safetensors (sharded)";
   out.tensor = name;
+  if (tensor.empty()) out.head = head_of(names);
   out.matrix = load_safetensors_tensor(shard, name);
   return out;
 }
@@ -141,7 +147,7 @@ EmbeddingMatrix load_embedding_matrix(const fs::path& input, const std::string& 
   else if (ends_with(name, ".safetensors"))
     out = from_safetensors(input, tensor);
   else if (ends_with(name, ".npy"))
-    out = EmbeddingMatrix{load_npy(input), "", "npy", ""};
+    out = EmbeddingMatrix{load_npy(input), "", "npy", "", ""};
   else
     throw DataError(fmt::format("'{}': expected an ember run or checkpoint directory, a .safetensors file, "
                                 "a model.safetensors.index.json, a directory holding one, or a .npy file",

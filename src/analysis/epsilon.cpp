@@ -40,7 +40,8 @@ void fill_from_stats(const CosineStats& s, EpsilonEstimate& e) {
 
 EpsilonEstimate exact_pass(const at::Tensor& rows, const EpsilonOptions& o) {
   EpsilonEstimate e;
-  // The exact mean (cheap, O(V d^2)) is the shift that keeps the float64 variance well conditioned.
+  // The exact mean (the first Gram identity, O(V d)) is the shift that keeps the float64 variance
+  // well conditioned.
   CosineStats stats(pair_moments_identity(rows, o.block, false).mean);
   const int64_t V = rows.size(0), total = pairs_of(V);
   ProgressMeter progress(o.progress_label, static_cast<double>(total));

@@ -18,7 +18,7 @@ c = (x @ x.T)[np.triu_indices(len(x), 1)]
 assert r["format"] == "ember" and r["V"] == 64 and r["d"] == 64 and r["pairs"] == 64 * 63 // 2, r
 assert abs(r["mu"] - c.mean()) < 1e-6 and abs(r["sigma"] - c.std(ddof=1)) < 1e-6, (r["mu"], c.mean(), r["sigma"], c.std(ddof=1))
 assert abs(r["epsilon"] - (c.mean() + 2 * c.std(ddof=1))) < 1e-6
-assert r["class"] in ("1", "2", "indeterminate") and "tied input embedding" in r["tensor"], r
+assert r["class"] in ("1", "2", "indeterminate") and "tied input embedding" in r["tensor"] and r["head"] == "tied", r
 PY
 
 # A Hugging Face style sharded checkpoint in bf16 (with zero rows), and the same matrix as .npy.
@@ -51,6 +51,7 @@ t = json.load(open("truth.json"))
 r = json.load(open("hf.json"))[0]
 assert r["format"] == "safetensors (sharded)" and r["tensor"] == "model.embed_tokens.weight" and r["dtype"] == "bf16", r
 assert r["input_rows"] == 3000 and r["zero_rows_dropped"] == 3 and r["V"] == 2997 and r["d"] == 96, r
+assert r["head"] == "tied" and r["vocabulary_directions"] == 2997, r  # no lm_head.weight in the index
 assert abs(r["mu"] - t["mu"]) < 1e-6 and abs(r["sigma"] - t["sigma"]) < 1e-6, (r, t)
 assert abs(r["max_cosine"] - t["max"]) < 1e-5 and not r["sampled"] and r["method"] == "exact", r
 for key in ("epsilon", "epsilon_3sigma", "class", "capacity", "capacity_full_form", "capacity_single_constant", "capacity_jl"):

@@ -31,6 +31,20 @@ TEST(PackingSimulation, MaxAbsCosineIgnoresTheDiagonalAcrossBlocks) {
   EXPECT_NEAR(max_abs_cosine(torch::eye(5), 2), 0.0, 1e-7);
 }
 
+TEST(PackingSimulation, HandWrittenGradientEqualsAutograd) {
+  torch::manual_seed(3);
+  for (int p : {2, 7, 12}) {
+    auto v = torch::randn({6, 15}, torch::kDouble).requires_grad_(true);
+    auto u = v / v.norm(2, 0, true);
+    auto off = u.t().mm(u) - torch::eye(15, torch::kDouble);
+    off.abs().pow(p).sum().backward();
+    double eps = 0.0;
+    const auto mine = packing_gradient(v.detach(), p, &eps);
+    EXPECT_TRUE(torch::allclose(mine, v.grad(), 1e-9, 1e-12)) << "p=" << p;
+    EXPECT_NEAR(eps, off.detach().abs().max().item<double>(), 1e-12);
+  }
+}
+
 TEST(PackingSimulation, OptimiserBeatsTheRandomBaseline) {
   // A small grid: the optimised max coherence is well below the best of the random draws.
   for (auto [k, d] : {std::pair<int64_t, int64_t>{120, 16}, {200, 32}}) {

@@ -60,10 +60,12 @@ TEST(CapacitySources, Bf16SafetensorsRoundTripFindsTheEmbedding) {
   auto m = load_embedding_matrix(dir);  // the directory: finds model.safetensors
   EXPECT_EQ(m.tensor, "model.embed_tokens.weight");
   EXPECT_EQ(m.format, "safetensors");
+  EXPECT_EQ(m.head, "untied");  // the file has lm_head.weight
   EXPECT_EQ(m.matrix.scalar_type(), torch::kBFloat16);
   EXPECT_TRUE(torch::equal(m.matrix, emb));
   auto head = load_embedding_matrix(dir / "model.safetensors", "lm_head.weight");
   EXPECT_EQ(head.matrix.size(0), 300);
+  EXPECT_EQ(head.head, "");  // a named tensor: not known to be the input embedding
   CapacityOptions o;
   auto r = capacity_report(m, o);
   EXPECT_EQ(r.dtype, "bf16");
@@ -84,6 +86,7 @@ TEST(CapacitySources, ShardedIndexReadsOnlyTheShardWithTheTensor) {
     auto m = load_embedding_matrix(input);
     EXPECT_EQ(m.format, "safetensors (sharded)");
     EXPECT_EQ(m.tensor, "transformer.wte.weight");
+    EXPECT_EQ(m.head, "tied");  // no separate head tensor
     EXPECT_TRUE(torch::equal(m.matrix, emb));
   }
   expect_error_containing([&] { load_embedding_matrix(dir, "nope.weight"); }, {"no tensor 'nope.weight'"});
@@ -142,9 +145,25 @@ TEST(CapacitySources, KnownNamesAndSuffixes) {
   EXPECT_THROW(find_embedding_tensor({"a", "b"}, "x"), DataError);
 }
 
+TEST(CapacitySources, VocabularyAndFeatureDirections) {
+  CapacityReport r;
+  r.estimate.rows = 1000;
+  r.bounds = capacity_bounds(4096, 0.0645);  // capacity 3.99e7
+  EXPECT_FALSE(feature_directions(r).has_value());  // head unknown
+  r.head = "untied";
+  EXPECT_EQ(vocabulary_directions(r), 2000);
+  EXPECT_NEAR(feature_directions(r)->value(), r.bounds.full.value() - 2000, 1.0);
+  r.head = "tied";
+  EXPECT_NEAR(feature_directions(r)->value(), r.bounds.full.value() - 1000, 1.0);
+  r.estimate.rows = 100000000;  // more vocabulary than capacity: nothing left
+  EXPECT_EQ(feature_directions(r)->value(), 0.0);
+  r.bounds = capacity_bounds(4096, 0.15);  // indeterminate: no bookkeeping
+  EXPECT_FALSE(feature_directions(r).has_value());
+}
+
 TEST(CapacitySources, ReportJsonHasTheLabelledFields) {
   torch::manual_seed(2);
-  EmbeddingMatrix m{torch::randn({200, 64}), "mem", "npy", ""};
+  EmbeddingMatrix m{torch::randn({200, 64}), "mem", "npy", "", ""};
   CapacityOptions o;
   const auto j = report_json(capacity_report(m, o));
   for (const char* key : {"V", "d", "mu", "sigma", "epsilon", "epsilon_3sigma", "class", "capacity",
@@ -155,6 +174,7 @@ TEST(CapacitySources, ReportJsonHasTheLabelledFields) {
   EXPECT_NEAR(j["epsilon"].get<double>(), j["mu"].get<double>() + 2 * j["sigma"].get<double>(), 1e-12);
   EXPECT_EQ(j["class"], "1");  // d = 64: sigma ~ 0.125, eps ~ 0.25
   EXPECT_EQ(j["capacity"], "indeterminate");
+  EXPECT_TRUE(j["head"].is_null() && j["feature_directions"].is_null());
   const auto table = comparison_table({capacity_report(m, o)});
   EXPECT_NE(table.find("capacity(full)"), std::string::npos) << table;
   EXPECT_NE(table.find("single-C"), std::string::npos) << table;

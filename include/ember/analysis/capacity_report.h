@@ -3,6 +3,7 @@
 #pragma once
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@ namespace ember {
 
 struct CapacityReport {
   std::string input, format, tensor, dtype;
+  std::string head;  // "tied", "untied" or "" (unknown), see EmbeddingMatrix::head
   int64_t input_rows = 0;
   EpsilonEstimate estimate;
   CapacityBounds bounds;  // at d and estimate.epsilon()
@@ -28,6 +30,12 @@ struct CapacityOptions {
 
 CapacityReport capacity_report(const std::string& input, const CapacityOptions& options);
 CapacityReport capacity_report(const EmbeddingMatrix& matrix, const CapacityOptions& options);
+
+// spec/capacity.md bookkeeping: the vocabulary takes ~V directions when the head is tied and
+// ~2V when untied (0 when unknown); the rest of the full-form capacity is left for features
+// (nullopt unless the head is known and the class is 2; a value of 0 when nothing is left).
+double vocabulary_directions(const CapacityReport& r);
+std::optional<CapacityBound> feature_directions(const CapacityReport& r);
 
 nlohmann::json bounds_json(const CapacityBounds& b);   // class and labelled bounds
 nlohmann::json report_json(const CapacityReport& r);   // everything, histogram excluded

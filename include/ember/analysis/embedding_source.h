@@ -22,6 +22,10 @@ struct EmbeddingMatrix {
   std::string input;   // the path as given
   std::string format;  // "ember", "safetensors", "safetensors (sharded)", "npy"
   std::string tensor;  // the tensor's name (ember: "<kind> input embedding" unless named)
+  // Whether the output head reuses this table: "tied", "untied", or "" when unknown (a .npy, or
+  // a tensor other than the input embedding). For safetensors it is inferred from the names: a
+  // separate head (lm_head.weight, embed_out.weight, output.weight) means untied.
+  std::string head;
   std::string where() const { return input + (tensor.empty() ? "" : " [" + tensor + "]"); }
 };
 

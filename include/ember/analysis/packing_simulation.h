@@ -31,6 +31,10 @@ double packing_learning_rate(int64_t d);
 // max_{i != j} |cos(x_i, x_j)| over the rows of a unit-row matrix, in Gram blocks.
 double max_abs_cosine(const at::Tensor& unit_rows, int64_t block = 4096);
 
+// d/dV of the optimised packing's loss sum_{i != j} |G_ij|^p, G = U^T U, U = V with unit columns,
+// written out by hand (no autograd graph of k x k temporaries); the max |G_ij| on request.
+at::Tensor packing_gradient(const at::Tensor& v, int p, double* max_abs_cos = nullptr);
+
 // Step callbacks report progress: (iterations done, max |cos| so far or at the current step).
 using PackingProgress = std::function<void(int64_t done, double eps)>;
 double random_packing_eps(int64_t k, int64_t d, int64_t draws, at::Device device,
