@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # LEV benchmarks side by side: (1) the generator with the fused CPU kernels vs the ATen reference
 # (time and peak memory, each in its own process) for N = 8192 tokens, V = 50,257, D = 768;
-# (2) a whole training step of a LEV model vs the untied model with the same body.
+# (2) a whole training step of a LEV model vs the untied model with the same body, interleaved.
 # Usage: bench/run_lev.sh [build_dir]
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -18,17 +18,15 @@ for x in (f, r):
     print(f"| {x['impl']} | {x['s_per_iter']:.3f} | {x['peak_extra_mb']:.0f} |")
 print(f"| fused advantage | {r['s_per_iter']/f['s_per_iter']:.1f}x faster | {r['peak_extra_mb']/max(f['peak_extra_mb'],1):.1f}x less |")
 PY
-# Training step: D=512, L=8, V=32000, B x T = 8 x 256, d_ff = 1536 (SwiGLU 8d/3 rounded)
-args=(32000 512 8 8 1536 8 256 3 fp32)
-u=$("$build/bench/ember_train_bench" "${args[@]}" untied)
-l=$("$build/bench/ember_train_bench" "${args[@]}" lev)
-"$py" - "$u" "$l" <<'PY'
+# Training step: D=512, L=8, V=32000, B x T = 8 x 256, d_ff = 1536 (SwiGLU 8d/3 rounded); untied
+# and lev interleaved in one process (ABBA rounds), median of the per-round ratios.
+step=$("$build/bench/ember_embedding_step_bench" 32000 512 8 8 1536 8 256 "${ROUNDS:-8}" untied lev)
+"$py" - "$step" <<'PY'
 import json, sys
-u, l = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+r = json.loads(sys.argv[1])
 print()
-print("| training step, D=512 L=8 V=32000 B x T=8 x 256 | params | s/step | tokens/s |")
+print("| training step, D=512 L=8 V=32000 B x T=8 x 256 (%d unique ids), %d rounds | params | median s/step | vs untied (median of rounds) |" % (r["unique_ids"], r["rounds"]))
 print("|---|---|---|---|")
-for name, x in (("untied", u), ("lev", l)):
-    print(f"| {name} | {x['params']/1e6:.1f}M | {x['s_per_step']:.3f} | {x['tokens_per_s']:.0f} |")
-print(f"| lev step cost vs untied | | {100*(l['s_per_step']/u['s_per_step']-1):+.1f}% | |")
+for k in r["kinds"]:
+    print(f"| {k['kind']} | {k['params']/1e6:.1f}M | {k['median_s_per_step']:.3f} | {100*(k['median_relative_to_first']-1):+.1f}% |")
 PY

@@ -2,86 +2,52 @@
 #include <ATen/Parallel.h>
 #include <torch/autograd.h>
 
-#include <cmath>
-#include <vector>
+#include <algorithm>
+#include <string>
 
 #include "kernels/lev_spline.h"
+#include "kernels/lev_spline_cpu_loops.h"
 #include "kernels/lev_spline_cuda.h"
-#include "kernels/lev_spline_math.h"
+#include "kernels/lev_spline_math.h"  // kLogEps for the reference
 #include "ember/util/error.h"
 
 namespace ember::lev {
 namespace {
 
-struct Shape {
-  int64_t N, H, DS, K, R;
-};
+using cpu::Shape;
+
+constexpr int64_t kForwardTokens = 16;  // tokens per forward task (one head)
+constexpr int64_t kBackwardDims = 16;   // seed dimensions per backward task (one head)
 
 Shape shape_of(const at::Tensor& u, const at::Tensor& S) {
   if (u.dim() != 3 || S.dim() != 4 || u.size(1) != S.size(0) || u.size(2) != S.size(1))
     throw Error("lev spline: expected u [N, h, d_s] and S [h, d_s, kappa, r]");
+  if (S.size(2) < 3) throw Error("lev spline: needs at least 3 knots, got " + std::to_string(S.size(2)));
   return {u.size(0), u.size(1), u.size(2), S.size(2), S.size(3)};
 }
 
-// The running product over d_s factors is kept as mantissa * 2^exponent (frexp every 8 factors),
-// so 128 factors in [1e-9, 1e3] neither under- nor overflow before the final ldexp.
+int64_t blocks(int64_t n, int64_t per_block) { return (n + per_block - 1) / per_block; }
+
+// Tasks are (head, token block), head-major, so that each thread keeps one head's S in cache.
 template <class T>
 void forward_kernel(const T* u, const T* S, T* M, Shape s, bool normalize) {
-  at::parallel_for(0, s.N * s.H, 1, [&](int64_t begin, int64_t end) {
-    std::vector<double> prod(s.R);
-    std::vector<int> expo(s.R), negative(s.R);
-    for (int64_t nl = begin; nl < end; ++nl) {
-      const int64_t l = nl % s.H;
-      std::fill(prod.begin(), prod.end(), 1.0);
-      std::fill(expo.begin(), expo.end(), 0);
-      std::fill(negative.begin(), negative.end(), 0);
-      for (int64_t d = 0; d < s.DS; ++d) {
-        const auto w = basis_window<T>(u[nl * s.DS + d], static_cast<int>(s.K), normalize);
-        const T* row = S + ((l * s.DS + d) * s.K + w.first) * s.R;
-        for (int64_t rho = 0; rho < s.R; ++rho) {
-          T phi = 0;  // phi = sum_m B~_m(u) S[l, d, m, rho]  (step 5)
-          for (int j = 0; j < w.count; ++j) phi += w.value[j] * row[j * s.R + rho];
-          negative[rho] ^= phi < T(0);
-          prod[rho] *= static_cast<double>(abs_eps(phi));
-        }
-        if (d % 8 == 7 || d == s.DS - 1)
-          for (int64_t rho = 0; rho < s.R; ++rho) {
-            int e = 0;
-            prod[rho] = std::frexp(prod[rho], &e);
-            expo[rho] += e;
-          }
-      }
-      for (int64_t rho = 0; rho < s.R; ++rho)  // M = sign * prod_d (|phi_d| + 1e-9)  (step 6)
-        M[nl * s.R + rho] = static_cast<T>((negative[rho] ? -1.0 : 1.0) * std::ldexp(prod[rho], expo[rho]));
+  const int64_t per_head = blocks(s.N, kForwardTokens);
+  at::parallel_for(0, s.H * per_head, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t task = begin; task < end; ++task) {
+      const int64_t l = task / per_head, n0 = task % per_head * kForwardTokens;
+      cpu::forward_tokens(u, S, M, s, normalize, l, n0, std::min(s.N, n0 + kForwardTokens));
     }
   });
 }
 
-// dM/dphi_d = M sign(phi_d) / (|phi_d| + 1e-9); parallel over (head, dim) so that the gradient of
-// S[l, d] has a single writer; the basis is recomputed from u.
+// Tasks are (head, run of seed dimensions): the gradient of S[l, d] has a single writer.
 template <class T>
-void backward_kernel(const T* gM, const T* M, const T* u, const T* S, T* gU, T* gS, Shape s, bool normalize) {
-  at::parallel_for(0, s.H * s.DS, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t ld = begin; ld < end; ++ld) {
-      const int64_t l = ld / s.DS, d = ld % s.DS;
-      for (int64_t n = 0; n < s.N; ++n) {
-        const int64_t nl = n * s.H + l;
-        const auto w = basis_window<T>(u[nl * s.DS + d], static_cast<int>(s.K), normalize);
-        const T* row = S + (ld * s.K + w.first) * s.R;
-        T* grow = gS + (ld * s.K + w.first) * s.R;
-        T gu = 0;
-        for (int64_t rho = 0; rho < s.R; ++rho) {
-          T phi = 0, dphi = 0;
-          for (int j = 0; j < w.count; ++j) {
-            phi += w.value[j] * row[j * s.R + rho];
-            dphi += w.deriv[j] * row[j * s.R + rho];
-          }
-          const T g_phi = gM[nl * s.R + rho] * M[nl * s.R + rho] * (phi < T(0) ? T(-1) : T(1)) / abs_eps(phi);
-          for (int j = 0; j < w.count; ++j) grow[j * s.R + rho] += w.value[j] * g_phi;
-          gu += g_phi * dphi;
-        }
-        gU[nl * s.DS + d] = gu;
-      }
+void backward_kernel(const T* gMM, const T* u, const T* S, T* gU, T* gS, Shape s, bool normalize) {
+  const int64_t per_head = blocks(s.DS, kBackwardDims);
+  at::parallel_for(0, s.H * per_head, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t task = begin; task < end; ++task) {
+      const int64_t l = task / per_head, d0 = task % per_head * kBackwardDims;
+      cpu::backward_dims(gMM, u, S, gU, gS, s, normalize, l, d0, std::min(s.DS, d0 + kBackwardDims));
     }
   });
 }
@@ -120,11 +86,11 @@ at::Tensor spline_forward_cpu(const at::Tensor& u_in, const at::Tensor& S_in, bo
 
 std::pair<at::Tensor, at::Tensor> spline_backward_cpu(const at::Tensor& grad_m, const at::Tensor& m,
                                                       const at::Tensor& u_in, const at::Tensor& S_in, bool normalize) {
-  auto u = u_in.contiguous(), S = S_in.contiguous(), gM = grad_m.contiguous(), M = m.contiguous();
+  auto u = u_in.contiguous(), S = S_in.contiguous(), gMM = (grad_m * m).contiguous();  // dL/dM * M
   const Shape s = shape_of(u, S);
   auto gU = at::empty_like(u), gS = at::zeros_like(S);
   AT_DISPATCH_FLOATING_TYPES(u.scalar_type(), "lev_spline_backward", [&] {
-    backward_kernel<scalar_t>(gM.data_ptr<scalar_t>(), M.data_ptr<scalar_t>(), u.data_ptr<scalar_t>(),
+    backward_kernel<scalar_t>(gMM.data_ptr<scalar_t>(), u.data_ptr<scalar_t>(),
                               S.data_ptr<scalar_t>(), gU.data_ptr<scalar_t>(), gS.data_ptr<scalar_t>(), s, normalize);
   });
   return {gU, gS};

@@ -15,58 +15,72 @@ namespace ember::lev {
 constexpr float kLogEps = 1e-9f;  // M = sign * exp(sum_d log(|phi_d| + 1e-9)), step 6
 
 // Quadratic B-spline bump of the distance t = |x - g_m| (kappa - 1), step 4:
-// 0.75 - t^2 (t < 0.5), 0.5 (1.5 - t)^2 (0.5 <= t < 1.5), 0 otherwise.
+// 0.75 - t^2 (t < 0.5), 0.5 (1.5 - t)^2 (0.5 <= t < 1.5), 0 otherwise. Written as selects so
+// that loops over elements vectorise.
 template <class T>
 EMBER_HD T bspline2(T t) {
-  if (t < T(0.5)) return T(0.75) - t * t;
-  if (t < T(1.5)) return T(0.5) * (T(1.5) - t) * (T(1.5) - t);
-  return T(0);
+  const T outer = t < T(1.5) ? T(0.5) * (T(1.5) - t) * (T(1.5) - t) : T(0);
+  return t < T(0.5) ? T(0.75) - t * t : outer;
 }
 
 // d bspline2 / dt
 template <class T>
 EMBER_HD T bspline2_dt(T t) {
-  if (t < T(0.5)) return T(-2) * t;
-  if (t < T(1.5)) return -(T(1.5) - t);
-  return T(0);
+  const T outer = t < T(1.5) ? -(T(1.5) - t) : T(0);
+  return t < T(0.5) ? T(-2) * t : outer;
 }
 
-// The (at most 3) knots with non-zero basis at x in [0, 1] on the grid g_m = m / (kappa - 1):
-// the first knot index, the basis values and their derivatives d/dx, normalised by their sum
-// when `normalize` (a partition of unity, also at the ends of [0, 1]).
+// The 3 consecutive knots that hold every non-zero basis value at x in [0, 1] on the grid
+// g_m = m / (kappa - 1) (kappa >= 3): the first knot index, the basis values and their
+// derivatives d/dx, normalised by their sum when `normalize` (a partition of unity, also at the
+// ends of [0, 1]). At the ends the window is clamped inside the grid; its extra knot is 1.5 or
+// more away, so its value is 0. A fixed width of 3 lets the kernels vectorise over the rank.
+// The bump and its derivative d/dx at the signed distance diff = p - m (p = x (kappa - 1)).
+template <class T>
+EMBER_HD T bspline2_at(T diff) {
+  return bspline2(diff < T(0) ? -diff : diff);
+}
+template <class T>
+EMBER_HD T bspline2_dx(T diff, T scale) {  // dt/dx = scale * sign(x - g_m)
+  return diff < T(0) ? -bspline2_dt(-diff) * scale : bspline2_dt(diff) * scale;
+}
+
+// Scalar form of the window, for loops that vectorise over x (one output per value and knot).
+template <class T>
+EMBER_HD void basis_weights(T x, int kappa, bool normalize, int& first, T& b0, T& b1, T& b2, T& db0, T& db1,
+                            T& db2) {
+  const T scale = T(kappa - 1);
+  const T p = x * scale;
+  const int below = static_cast<int>(p + T(0.5)) - 1;  // nearest knot - 1; x in [0, 1] so p >= 0
+  first = below < 0 ? 0 : (below > kappa - 3 ? kappa - 3 : below);
+  const T t0 = p - T(first), t1 = t0 - T(1), t2 = t0 - T(2);  // signed distances to the 3 knots
+  b0 = bspline2_at(t0), b1 = bspline2_at(t1), b2 = bspline2_at(t2);
+  db0 = bspline2_dx(t0, scale), db1 = bspline2_dx(t1, scale), db2 = bspline2_dx(t2, scale);
+  if (normalize) {  // B~_m = B_m / S, dB~_m = (B'_m S - B_m S') / S^2
+    const T inv = T(1) / (b0 + b1 + b2), dsum = db0 + db1 + db2;
+    db0 = (db0 - b0 * dsum * inv) * inv, db1 = (db1 - b1 * dsum * inv) * inv, db2 = (db2 - b2 * dsum * inv) * inv;
+    b0 *= inv, b1 *= inv, b2 *= inv;
+  }
+}
+
+// The 3 consecutive knots that hold every non-zero basis value at x in [0, 1] on the grid
+// g_m = m / (kappa - 1) (kappa >= 3): the first knot index, the basis values and their
+// derivatives d/dx, normalised by their sum when `normalize` (a partition of unity, also at the
+// ends of [0, 1]). At the ends the window is clamped inside the grid; its extra knot is 1.5 or
+// more away, so its value is 0. A fixed width of 3 lets the kernels vectorise over the rank.
 template <class T>
 struct Window {
   int first;
-  int count;
+  static constexpr int count = 3;
   T value[3];
   T deriv[3];
 };
 
 template <class T>
 EMBER_HD Window<T> basis_window(T x, int kappa, bool normalize) {
-  const T scale = T(kappa - 1);
-  const T p = x * scale;
-  int centre = static_cast<int>(p + T(0.5));  // nearest knot; x in [0, 1] so p >= 0
   Window<T> w{};
-  w.first = centre - 1 < 0 ? 0 : centre - 1;
-  const int last = centre + 1 > kappa - 1 ? kappa - 1 : centre + 1;
-  w.count = last - w.first + 1;
-  T sum = T(0), dsum = T(0);
-  for (int j = 0; j < w.count; ++j) {
-    const T diff = p - T(w.first + j);
-    const T t = diff < T(0) ? -diff : diff;
-    const T sgn = diff < T(0) ? T(-1) : T(1);
-    w.value[j] = bspline2(t);
-    w.deriv[j] = bspline2_dt(t) * sgn * scale;  // dt/dx = scale * sign(x - g_m)
-    sum += w.value[j];
-    dsum += w.deriv[j];
-  }
-  if (normalize) {  // B~_m = B_m / S, dB~_m = (B'_m S - B_m S') / S^2
-    for (int j = 0; j < w.count; ++j) {
-      w.deriv[j] = (w.deriv[j] * sum - w.value[j] * dsum) / (sum * sum);
-      w.value[j] = w.value[j] / sum;
-    }
-  }
+  basis_weights(x, kappa, normalize, w.first, w.value[0], w.value[1], w.value[2], w.deriv[0], w.deriv[1],
+                w.deriv[2]);
   return w;
 }
 

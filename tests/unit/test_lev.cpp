@@ -69,7 +69,9 @@ TEST(Lev, BasisValuesAtKnotsAndMidpointsAndPartitionOfUnity) {
     for (int j = 0; j < w.count; ++j) sum += w.value[j], raw_sum += raw.value[j];
     EXPECT_NEAR(sum, 1.0, 1e-14) << x;
     const double p = x * (K - 1);
-    if (p >= 1.0 && p <= K - 2.0) EXPECT_NEAR(raw_sum, 1.0, 1e-14) << x;  // interior: already a partition
+    if (p >= 1.0 && p <= K - 2.0) {
+      EXPECT_NEAR(raw_sum, 1.0, 1e-14) << x;  // interior: already a partition
+    }
     EXPECT_LE(w.count, 3);
   }
   auto at_knot = basis_window<double>(4.0 / 8.0, K, false);  // on knot 4: 0.125, 0.75, 0.125
@@ -78,7 +80,6 @@ TEST(Lev, BasisValuesAtKnotsAndMidpointsAndPartitionOfUnity) {
   EXPECT_DOUBLE_EQ(at_knot.value[0], 0.125);
   auto mid = basis_window<double>(4.5 / 8.0, K, false);  // midway between knots 4 and 5
   double v4 = 0, v5 = 0;
-  for (int j = 0; j < mid.count; ++j) (mid.first + j == 4 ? v4 : mid.first + j == 5 ? v5 : v4) += 0;
   for (int j = 0; j < mid.count; ++j) {
     if (mid.first + j == 4) v4 = mid.value[j];
     if (mid.first + j == 5) v5 = mid.value[j];
