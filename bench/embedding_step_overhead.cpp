@@ -3,7 +3,7 @@
 // round so that machine load drifts hit every kind alike. Prints one JSON line: per kind the
 // median seconds per step, and the median over rounds of each kind's step time relative to the
 // first kind's in the same round.
-// Usage: ember_embedding_step_bench V D L H D_FF B T ROUNDS KIND [KIND...]
+// Usage: ember_embedding_step_bench V D L H D_FF B T ROUNDS [fp32|bf16] KIND [KIND...]
 #include <algorithm>
 #include <chrono>
 #include <iostream>
@@ -12,6 +12,7 @@
 
 #include "ember/model/lm.h"
 #include "ember/train/adamw.h"
+#include "ember/train/autocast.h"
 
 namespace {
 
@@ -28,9 +29,12 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-double timed_step(Contender& c, const at::Tensor& x, const at::Tensor& y) {
+double timed_step(Contender& c, const at::Tensor& x, const at::Tensor& y, bool bf16) {
   const auto t0 = std::chrono::steady_clock::now();
-  c.model->loss(x, y).backward();
+  {
+    ember::AutocastScope autocast(at::kCPU, bf16);
+    c.model->loss(x, y).backward();
+  }
   ember::clip_grad_norm(c.model->parameters(), 1.0);
   c.opt->step(1e-4);
   c.opt->zero_grad();
@@ -41,7 +45,7 @@ double timed_step(Contender& c, const at::Tensor& x, const at::Tensor& y) {
 
 int main(int argc, char** argv) {
   if (argc < 10) {
-    std::cerr << "usage: ember_embedding_step_bench V D L H D_FF B T ROUNDS KIND [KIND...]\n";
+    std::cerr << "usage: ember_embedding_step_bench V D L H D_FF B T ROUNDS [fp32|bf16] KIND [KIND...]\n";
     return 2;
   }
   auto arg = [&](int i) { return std::stoll(argv[i]); };
@@ -50,8 +54,11 @@ int main(int argc, char** argv) {
   cfg.mlp.d_ff = arg(5);
   const int64_t B = arg(6), T = arg(7), rounds = arg(8);
   cfg.max_seq_len = T;
+  int first_kind = 9;
+  const std::string precision = argv[9] == std::string("bf16") || argv[9] == std::string("fp32") ? argv[first_kind++] : "fp32";
+  const bool bf16 = precision == "bf16";
   std::vector<Contender> all;
-  for (int i = 9; i < argc; ++i) {
+  for (int i = first_kind; i < argc; ++i) {
     cfg.embedding.kind = argv[i];
     torch::manual_seed(0);  // the same body initialisation for every kind
     auto model = std::make_unique<ember::LanguageModel>(cfg);
@@ -60,18 +67,18 @@ int main(int argc, char** argv) {
   }
   auto batch = torch::randint(0, cfg.vocab_size, {B, T + 1}, torch::kLong);
   auto x = batch.narrow(1, 0, T), y = batch.narrow(1, 1, T);
-  for (auto& c : all) timed_step(c, x, y), timed_step(c, x, y);  // warm-up
+  for (auto& c : all) timed_step(c, x, y, bf16), timed_step(c, x, y, bf16);  // warm-up
   std::vector<std::vector<double>> relative(all.size());
   for (int64_t r = 0; r < rounds; ++r) {
     std::vector<double> t(all.size());
     for (size_t k = 0; k < all.size(); ++k) {  // ABBA: even rounds forward, odd rounds backward
       const size_t i = r % 2 ? all.size() - 1 - k : k;
-      t[i] = timed_step(all[i], x, y);
+      t[i] = timed_step(all[i], x, y, bf16);
       all[i].seconds.push_back(t[i]);
     }
     for (size_t i = 0; i < all.size(); ++i) relative[i].push_back(t[i] / t[0]);
   }
-  std::cout << "{\"tokens_per_step\": " << B * T << ", \"unique_ids\": " << std::get<0>(at::_unique(x)).numel()
+  std::cout << "{\"precision\": \"" << precision << "\", \"tokens_per_step\": " << B * T << ", \"unique_ids\": " << std::get<0>(at::_unique(x)).numel()
             << ", \"rounds\": " << rounds << ", \"threads\": " << at::get_num_threads() << ", \"kinds\": [";
   for (size_t i = 0; i < all.size(); ++i)
     std::cout << (i ? ", " : "") << "{\"kind\": \"" << all[i].kind << "\", \"params\": " << all[i].model->num_parameters()
