@@ -49,6 +49,11 @@ for k in ["albert", "flat_mlp", "factored_mlp"]:
 # (within 2% when m >= 25; at 400M, m = 9 lands 4.9% above).
 step = r["tied"]["vocab_size"] + r["tied"]["d_model"]  # one more albert dim adds V + D
 assert abs(r["albert"]["embedding_params"] - lev) <= step / 2 + 1, (r["albert"]["embedding_params"], lev)
+# inspect reports the match against the closed-form P_LEV for every generated kind
+for k in ["albert", "flat_mlp", "factored_mlp", "lev"]:
+    assert r[k]["lev_budget_params"] == lev, (k, r[k]["lev_budget_params"], lev)
+    assert abs(r[k]["embedding_vs_lev"] - (r[k]["embedding_params"] / lev - 1)) < 1e-12
+assert "lev_budget_params" not in r["tied"] and "lev_budget_params" not in r["untied"]
 print(s, "tied", r["tied"]["total_params"], "untied", r["untied"]["total_params"], "lev", r["lev"]["total_params"],
       "P_LEV", lev)
 PY
@@ -60,4 +65,7 @@ expect_error "3 groups do not divide n_layers = 8" "$EMBER" inspect "$CONFIGS/ta
 # Two configs side by side.
 "$EMBER" inspect -c "$CONFIGS/tapered/cpu.yaml" "$CONFIGS/tapered/uniform.yaml" "$CONFIGS/tapered/cosine.yaml" >diff.txt
 grep -q "B - A" diff.txt && grep -q "total_params" diff.txt || fail "side-by-side inspect"
+"$EMBER" inspect "$CONFIGS/leviathan/400m.yaml" -c "$CONFIGS/leviathan/albert.yaml" >albert.txt
+grep -q "vs P_LEV     1728640 (+4.86%); albert moves in steps of V + D = 201400" albert.txt \
+  || fail "inspect does not show albert's match to P_LEV: $(grep -A1 embedding_params albert.txt)"
 echo "all configs validate; tapered budgets are exact"

@@ -5,6 +5,7 @@
 #include "cli/commands.h"
 #include "ember/config/config.h"
 #include "ember/model/init.h"
+#include "ember/model/lev.h"
 #include "ember/model/lm.h"
 #include "ember/util/error.h"
 
@@ -21,6 +22,11 @@ int64_t count(const std::vector<at::Tensor>& params) {
   int64_t n = 0;
   for (const auto& p : params) n += p.numel();
   return n;
+}
+
+// Generated input embeddings are sized against the LEV generator for the same V and D (P_LEV).
+bool matched_to_lev(const std::string& kind) {
+  return kind == "lev" || kind == "albert" || kind == "flat_mlp" || kind == "factored_mlp";
 }
 
 // Parameters and FLOPs of one config, from a shape-only (meta) instance of the real model.
@@ -42,11 +48,27 @@ nlohmann::json describe(const std::string& file, const InspectArgs& args) {
                       {"params", all}, {"fwd_flops_per_token", b.forward_flops_per_token(T)}});
   }
   const int64_t embedding = model.num_embedding_parameters(), total = model.num_parameters();
-  return {{"config", file}, {"vocab_size", cfg.model.vocab_size}, {"d_model", cfg.model.d_model},
+  nlohmann::json out = {{"config", file}, {"vocab_size", cfg.model.vocab_size}, {"d_model", cfg.model.d_model},
           {"embedding_kind", cfg.model.embedding.kind}, {"mixer", cfg.model.mixer.kind},
           {"taper", cfg.model.mlp.taper.schedule}, {"seq_len", T}, {"layers", layers},
           {"embedding_params", embedding}, {"body_params", body}, {"head_params", total - embedding - body},
           {"total_params", total}, {"train_flops_per_token", model.train_flops_per_token(T)}};
+  if (matched_to_lev(cfg.model.embedding.kind)) {
+    const int64_t budget = lev_parameter_count(cfg.model.vocab_size, cfg.model.d_model, cfg.model.embedding.lev);
+    out["lev_budget_params"] = budget;
+    out["embedding_vs_lev"] = static_cast<double>(embedding) / static_cast<double>(budget) - 1.0;
+  }
+  return out;
+}
+
+void print_lev_match(const nlohmann::json& m) {
+  if (!m.contains("lev_budget_params")) return;
+  std::cout << fmt::format("  vs P_LEV {:>11} ({:+.2f}%)", m["lev_budget_params"].get<int64_t>(),
+                           100 * m["embedding_vs_lev"].get<double>());
+  if (m["embedding_kind"] == "albert")  // A [V x m] P [m x D]: m is an integer
+    std::cout << fmt::format("; albert moves in steps of V + D = {}",
+                             m["vocab_size"].get<int64_t>() + m["d_model"].get<int64_t>());
+  std::cout << "\n";
 }
 
 std::string human(double x) {
@@ -67,8 +89,10 @@ void print_one(const nlohmann::json& m) {
                              l["mixer"].get<std::string>(), l["d_ff"].get<int64_t>(), l["mixer_params"].get<int64_t>(),
                              l["mlp_params"].get<int64_t>(), l["params"].get<int64_t>(),
                              human(l["fwd_flops_per_token"].get<double>()));
-  for (const char* k : {"embedding_params", "body_params", "head_params", "total_params"})
+  for (const char* k : {"embedding_params", "body_params", "head_params", "total_params"}) {
     std::cout << fmt::format("{:<17} {:>14} ({})\n", k, m[k].get<int64_t>(), human(m[k].get<double>()));
+    if (k == std::string("embedding_params")) print_lev_match(m);
+  }
   std::cout << fmt::format("training FLOPs/token at T={}: {}\n", m["seq_len"].get<int64_t>(),
                            human(m["train_flops_per_token"].get<double>()));
 }
@@ -88,6 +112,11 @@ void print_diff(const nlohmann::json& a, const nlohmann::json& b) {
   for (const char* k : {"embedding_params", "body_params", "head_params", "total_params", "train_flops_per_token"})
     std::cout << fmt::format("{:<22} {:>16} {:>16} {:>+16}\n", k, human(a[k].get<double>()),
                              human(b[k].get<double>()), b[k].get<double>() - a[k].get<double>());
+  for (const auto* m : {&a, &b})
+    if (m->contains("lev_budget_params")) {
+      std::cout << (m == &a ? "A" : "B") << " embedding";
+      print_lev_match(*m);
+    }
 }
 
 void run_inspect(const InspectArgs& args) {
