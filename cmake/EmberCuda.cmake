@@ -1,21 +1,35 @@
-# CUDA kernels: AUTO builds them when this LibTorch has CUDA and nvcc exists. The kernels compile
-# to a raw-pointer launch API; ATen glue is compiled only against a CUDA LibTorch.
+# CUDA kernels. EMBER_CUDA:
+#   ON            build the kernels and the ATen glue (needs a CUDA LibTorch and nvcc)
+#   COMPILE_ONLY  compile the kernels with nvcc into an object library that nothing links, so
+#                 that a CPU-only LibTorch still checks that the CUDA code builds
+#   OFF           neither
+#   AUTO          ON with a CUDA LibTorch and nvcc, COMPILE_ONLY with nvcc alone, else OFF
+# The kernels compile to a raw-pointer launch API; only the glue sees ATen.
 set(EMBER_HAVE_CUDA OFF)
+set(EMBER_CUDA_COMPILE_ONLY OFF)
 set(_want ${EMBER_CUDA})
 if(_want STREQUAL "AUTO")
   include(CheckLanguage)
   check_language(CUDA)
   if(CMAKE_CUDA_COMPILER AND TORCH_CUDA_LIBRARIES)
     set(_want ON)
+  elseif(CMAKE_CUDA_COMPILER)
+    set(_want COMPILE_ONLY)
   else()
     set(_want OFF)
   endif()
 endif()
-if(_want)
+if(_want STREQUAL "ON" OR _want STREQUAL "COMPILE_ONLY")
   enable_language(CUDA)
   if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES OR CMAKE_CUDA_ARCHITECTURES STREQUAL "")
     set(CMAKE_CUDA_ARCHITECTURES 80 90)
   endif()
-  set(EMBER_HAVE_CUDA ON)
+  if(_want STREQUAL "ON")
+    set(EMBER_HAVE_CUDA ON)
+  else()
+    set(EMBER_CUDA_COMPILE_ONLY ON)
+  endif()
+elseif(NOT _want STREQUAL "OFF")
+  message(FATAL_ERROR "EMBER_CUDA=${EMBER_CUDA}: expected AUTO, ON, COMPILE_ONLY or OFF")
 endif()
-message(STATUS "ember: CUDA kernels ${EMBER_HAVE_CUDA}")
+message(STATUS "ember: CUDA kernels ${_want}")
