@@ -4,8 +4,9 @@
 // Forward, per (token, head): the basis windows of all d_s seed dimensions are computed in one
 // vectorised pass, then each dimension multiplies its factor |phi| + 1e-9 into a running product
 // held in registers. The product is kept as mantissa * 2^exponent: every 4 factors the exponent
-// bits move into an integer, so factors in [1e-9, 1e9] can neither under- nor overflow, for any
-// d_s. Backward, per (head, seed dimension): tokens in blocks, so that the gradient rows of S stay
+// bits move into an integer, so it cannot underflow (factors >= 1e-9) for any d_s; a lane whose
+// 4-factor product overflows or meets NaN is recomputed in log space, as are the lanes past the
+// last full vector. Backward, per (head, seed dimension): tokens in blocks, so that the gradient rows of S stay
 // in L1 and the block's grad_M * M rows in L2. Rank lanes beyond a multiple of the vector width
 // take a scalar path with the same math.
 #include "kernels/lev_spline_cpu_loops.h"
@@ -18,10 +19,17 @@
 
 #include "kernels/lev_spline_math.h"
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+// Clones need GCC >= 12 (arch=x86-64-vN) and ifunc (glibc on Linux); elsewhere one portable build.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12 && defined(__linux__) && \
+    defined(__GLIBC__)
 #define EMBER_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define EMBER_SIMD_CLONES
+#endif
+#if defined(__GNUC__) && !defined(__clang__)
+#define EMBER_IVDEP _Pragma("GCC ivdep")
+#else
+#define EMBER_IVDEP
 #endif
 #define EMBER_INLINE inline __attribute__((always_inline))
 
@@ -60,15 +68,17 @@ EMBER_INLINE void store(T* p, V v) {
   std::memcpy(p, &v, sizeof v);
 }
 
-// p = m * 2^e with m in [1, 2): adds e to `expo` and leaves m in p (p > 0 and normal). Works on
-// one value or on a vector of them.
-template <class T, class P, class E>
-EMBER_INLINE void split_exponent(P& p, E& expo) {
+// p = m * 2^e with m in [1, 2): adds e to `expo` and leaves m in p (p > 0 and normal), for a
+// vector of lanes; lanes that hold NaN or inf (exponent field all ones) are flagged in `bad`.
+template <class T>
+EMBER_INLINE void split_exponent(typename Lanes<T>::V& p, typename Lanes<T>::I& expo, typename Lanes<T>::I& bad) {
   using L = Lanes<T>;
-  using B = std::conditional_t<std::is_same_v<P, T>, typename L::Bits, typename L::U>;
-  B b;
+  using I = typename L::I;
+  typename L::U b;
   std::memcpy(&b, &p, sizeof b);
-  expo += (E)(b >> L::kMantissaBits) - L::kBias;
+  const I field = (I)(b >> L::kMantissaBits) & (2 * L::kBias + 1);  // the biased exponent
+  bad |= (I)(field == 2 * L::kBias + 1);
+  expo += field - L::kBias;
   b = (b & L::kMantissa) | L::kOne;
   std::memcpy(&p, &b, sizeof b);
 }
@@ -96,7 +106,7 @@ template <class T, bool kNormalize>
 EMBER_INLINE void fill_windows(const T* __restrict x, int64_t count, int kappa, int32_t* __restrict first,
                                T* __restrict b0, T* __restrict b1, T* __restrict b2, T* __restrict db0,
                                T* __restrict db1, T* __restrict db2) {
-#pragma GCC ivdep  // the outputs never alias (restrict is lost once this is inlined)
+  EMBER_IVDEP  // the outputs never alias (restrict is lost once this is inlined)
   for (int64_t i = 0; i < count; ++i) {
     int f;
     basis_weights<T>(x[i], kappa, kNormalize, f, b0[i], b1[i], b2[i], db0[i], db1[i], db2[i]);
@@ -122,6 +132,23 @@ struct Windows {
   }
 };
 
+// M[rho] of one (token, head) in log space, sign * exp(sum_d log(|phi_d| + 1e-9)) in double as
+// the spec writes it: the path for the lanes past the last full vector and for lanes that met
+// NaN or overflowed within 4 factors (propagates NaN and inf like the reference).
+template <class T>
+T product_log_space(const T* S_l, const Windows<T>& w, const Shape& s, int64_t rho) {
+  double log_sum = 0.0;
+  bool negative = false;
+  for (int64_t d = 0; d < s.DS; ++d) {
+    const T* row = S_l + (d * s.K + w.first[d]) * s.R + rho;
+    const T phi = w.v0[d] * row[0] + w.v1[d] * row[s.R] + w.v2[d] * row[2 * s.R];
+    negative ^= phi < T(0);
+    log_sum += std::log(static_cast<double>(abs_eps(phi)));
+  }
+  const double m = std::exp(log_sum);
+  return static_cast<T>(negative ? -m : m);
+}
+
 // M[rho0 .. rho0 + NV * lanes) of one (token, head) = sign * prod_d (|phi_d| + 1e-9), with
 // phi_d = sum_j B~_j(u_d) S[l, d, first_d + j, rho] (steps 5-6); S_l = S[l].
 template <class T, int NV>
@@ -129,10 +156,11 @@ EMBER_INLINE void product_vectors(const T* S_l, const Windows<T>& w, const Shape
   using L = Lanes<T>;
   using V = typename L::V;
   using U = typename L::U;
+  using I = typename L::I;
   V prod[NV];
   U neg[NV];
-  typename L::I expo[NV];
-  for (int j = 0; j < NV; ++j) prod[j] = V{} + T(1), neg[j] = U{}, expo[j] = typename L::I{};
+  I expo[NV], bad[NV];
+  for (int j = 0; j < NV; ++j) prod[j] = V{} + T(1), neg[j] = U{}, expo[j] = I{}, bad[j] = I{};
   for (int64_t d = 0; d < s.DS; ++d) {
     const T* row = S_l + (d * s.K + w.first[d]) * s.R + rho0;
     const T v0 = w.v0[d], v1 = w.v1[d], v2 = w.v2[d];
@@ -140,35 +168,18 @@ EMBER_INLINE void product_vectors(const T* S_l, const Windows<T>& w, const Shape
     for (int j = 0; j < NV; ++j) {
       const int64_t at = j * L::kCount;
       const V phi = v0 * load<V>(row + at) + v1 * load<V>(row + s.R + at) + v2 * load<V>(row + 2 * s.R + at);
-      const U bits = (U)phi;
-      neg[j] ^= bits & L::kSign;
-      prod[j] *= (V)(bits & ~L::kSign) + T(kLogEps);
+      neg[j] ^= (U)(phi < T(0)) & L::kSign;  // a comparison, so that -0.0 counts as positive
+      prod[j] *= (V)((U)phi & ~L::kSign) + T(kLogEps);
     }
     if (d % kRenormEvery == kRenormEvery - 1)
-      for (int j = 0; j < NV; ++j) split_exponent<T>(prod[j], expo[j]);
+      for (int j = 0; j < NV; ++j) split_exponent<T>(prod[j], expo[j], bad[j]);
   }
   for (int j = 0; j < NV; ++j) {
-    split_exponent<T>(prod[j], expo[j]);
+    split_exponent<T>(prod[j], expo[j], bad[j]);
     store(out + j * L::kCount, (V)((U)scale_by_power_of_two<T>(prod[j], expo[j]) ^ neg[j]));
+    for (int k = 0; k < L::kCount; ++k)
+      if (bad[j][k]) out[j * L::kCount + k] = product_log_space(S_l, w, s, rho0 + j * L::kCount + k);
   }
-}
-
-// The same product for one rank lane, for the lanes past the last full vector.
-template <class T>
-EMBER_INLINE T product_scalar(const T* S_l, const Windows<T>& w, const Shape& s, int64_t rho) {
-  using L = Lanes<T>;
-  T prod = 1;
-  typename L::Exponent expo = 0;
-  bool negative = false;
-  for (int64_t d = 0; d < s.DS; ++d) {
-    const T* row = S_l + (d * s.K + w.first[d]) * s.R + rho;
-    const T phi = w.v0[d] * row[0] + w.v1[d] * row[s.R] + w.v2[d] * row[2 * s.R];
-    negative ^= phi < T(0);
-    prod *= abs_eps(phi);
-    if (d % kRenormEvery == kRenormEvery - 1) split_exponent<T>(prod, expo);
-  }
-  const T m = std::ldexp(prod, static_cast<int>(expo));
-  return negative ? -m : m;
 }
 
 template <class T>
@@ -185,7 +196,7 @@ EMBER_INLINE void forward_impl(const T* u, const T* S, T* M, const Shape& s, boo
     for (; rho + kVectors * lanes <= s.R; rho += kVectors * lanes)
       product_vectors<T, kVectors>(S_l, w, s, rho, out + rho);
     for (; rho + lanes <= s.R; rho += lanes) product_vectors<T, 1>(S_l, w, s, rho, out + rho);
-    for (; rho < s.R; ++rho) out[rho] = product_scalar(S_l, w, s, rho);
+    for (; rho < s.R; ++rho) out[rho] = product_log_space(S_l, w, s, rho);
   }
 }
 
@@ -213,7 +224,7 @@ EMBER_INLINE P backward_lanes(const ElementRows<T>& e, int64_t at) {
     g_phi = (phi < T(0) ? -gmm : gmm) / abs_eps(phi);
   } else {
     using U = typename L::U;
-    g_phi = (P)((U)gmm ^ ((U)phi & L::kSign)) / ((P)((U)phi & ~L::kSign) + T(kLogEps));
+    g_phi = (P)((U)gmm ^ ((U)(phi < T(0)) & L::kSign)) / ((P)((U)phi & ~L::kSign) + T(kLogEps));
   }
   for (int j = 0; j < 3; ++j) {
     T* g = e.gS0 + j * e.R + at;

@@ -51,12 +51,14 @@ EMBER_HD void basis_weights(T x, int kappa, bool normalize, int& first, T& b0, T
                             T& db2) {
   const T scale = T(kappa - 1);
   const T p = x * scale;
-  const int below = static_cast<int>(p + T(0.5)) - 1;  // nearest knot - 1; x in [0, 1] so p >= 0
-  first = below < 0 ? 0 : (below > kappa - 3 ? kappa - 3 : below);
+  T nearest = p + T(0.5);  // clamped before the conversion, so NaN or a huge x stays defined
+  nearest = nearest >= T(1) ? nearest : T(1);
+  nearest = nearest <= T(kappa - 2) ? nearest : T(kappa - 2);
+  first = static_cast<int>(nearest) - 1;  // nearest knot - 1, within [0, kappa - 3]
   const T t0 = p - T(first), t1 = t0 - T(1), t2 = t0 - T(2);  // signed distances to the 3 knots
   b0 = bspline2_at(t0), b1 = bspline2_at(t1), b2 = bspline2_at(t2);
   db0 = bspline2_dx(t0, scale), db1 = bspline2_dx(t1, scale), db2 = bspline2_dx(t2, scale);
-  if (normalize) {  // B~_m = B_m / S, dB~_m = (B'_m S - B_m S') / S^2
+  if (normalize) {  // B~_m = B_m / S, dB~_m = (B'_m S - B_m S') / S^2; S >= 0.875 on [0, 1]
     const T inv = T(1) / (b0 + b1 + b2), dsum = db0 + db1 + db2;
     db0 = (db0 - b0 * dsum * inv) * inv, db1 = (db1 - b1 * dsum * inv) * inv, db2 = (db2 - b2 * dsum * inv) * inv;
     b0 *= inv, b1 *= inv, b2 *= inv;

@@ -72,3 +72,59 @@ TEST(LevKernels, Fp32ProductUnderflowsAndOverflowsLikeTheExactProduct) {
   auto subnormal = M_of(0.5f);  // 2^-128: subnormal in float, exact through the split exponent
   EXPECT_LT((subnormal.to(torch::kDouble) / std::ldexp(1.0, -128) - 1).abs().max().item<double>(), 1e-5);
 }
+
+TEST(LevKernels, Fp32ForwardAndGradientsMatchTheFloat64Reference) {
+  // The float lanes: 16 per vector, 64 per pass. R = 16 single vectors, 80 a pass + a vector,
+  // 87 adds a 7-lane tail; random S, inputs rounded to float first.
+  for (int64_t R : {16, 80, 87}) {
+    auto [u64, S64] = inputs(70, 2, 21, 6, R, torch::kDouble);
+    u64 = u64.to(torch::kFloat).to(torch::kDouble), S64 = S64.to(torch::kFloat).to(torch::kDouble);
+    auto gM = torch::randn({70, 2, R}, torch::kDouble);
+    auto u1 = u64.to(torch::kFloat).requires_grad_(), S1 = S64.to(torch::kFloat).requires_grad_();
+    auto fused = ember::lev::spline_product(u1, S1, true);
+    (fused * gM.to(torch::kFloat)).sum().backward();
+    auto u2 = u64.clone().requires_grad_(), S2 = S64.clone().requires_grad_();
+    auto ref = ember::lev::spline_product_reference(u2, S2, true);
+    (ref * gM).sum().backward();
+    EXPECT_LT(max_relative(fused.to(torch::kDouble), ref), 2e-5) << "R=" << R;
+    auto close = [](const at::Tensor& a, const at::Tensor& b) {
+      return (a.to(torch::kDouble) - b).abs().max().item<double>() / b.abs().max().item<double>();
+    };
+    EXPECT_LT(close(u1.grad(), u2.grad()), 1e-4) << "R=" << R;
+    EXPECT_LT(close(S1.grad(), S2.grad()), 1e-4) << "R=" << R;
+  }
+}
+
+TEST(LevKernels, NanAndOverflowPropagateLikeTheExactProduct) {
+  auto [u, S] = inputs(9, 2, 12, 6, 37, torch::kFloat);  // 37 = two vectors + a 5-lane tail
+  auto clean = ember::lev::spline_product(u, S, true);
+  auto bad = S.clone();
+  bad.index_put_({0, 3, torch::indexing::Slice(), 5}, NAN);   // a vector lane
+  bad.index_put_({1, 7, torch::indexing::Slice(), 35}, NAN);  // a tail lane
+  auto M = ember::lev::spline_product(u, bad, true);
+  EXPECT_TRUE(torch::isnan(M.index({torch::indexing::Slice(), 0, 5})).all().item<bool>());
+  EXPECT_TRUE(torch::isnan(M.index({torch::indexing::Slice(), 1, 35})).all().item<bool>());
+  auto mask = torch::ones_like(M, torch::kBool);
+  mask.index_put_({torch::indexing::Slice(), 0, 5}, false);
+  mask.index_put_({torch::indexing::Slice(), 1, 35}, false);
+  EXPECT_TRUE(torch::equal(M.masked_select(mask), clean.masked_select(mask)));
+  auto u_nan = u.clone();
+  u_nan.index_put_({2, 1, 4}, NAN);  // a NaN seed: the whole (token, head) row is NaN
+  EXPECT_TRUE(torch::isnan(ember::lev::spline_product(u_nan, S, true)[2][1]).all().item<bool>());
+  // 4 factors of 1e12 overflow float inside one exponent window; 4 of 1e-3 bring M back to
+  // 1e36 * (1 + 1e-6)^4, which float holds.
+  auto big = torch::ones({1, 8, 6, 64});
+  big.index_put_({0, torch::indexing::Slice(0, 4)}, 1e12f);
+  big.index_put_({0, torch::indexing::Slice(4, 8)}, 1e-3f);
+  const double want = std::pow(double(1e12f), 4) * std::pow(double(1e-3f) + 1e-9, 4);
+  auto M_big = ember::lev::spline_product(torch::rand({3, 1, 8}), big, true).to(torch::kDouble);
+  EXPECT_LT((M_big / want - 1).abs().max().item<double>(), 1e-5);
+}
+
+TEST(LevKernels, NegativeZeroCountsAsPositive) {
+  auto S = torch::ones({1, 8, 6, 64});
+  S.index_put_({0, 0}, -0.0f);  // phi = -0 on dimension 0: M = +(0 + 1e-9) * 1^7
+  auto M = ember::lev::spline_product(torch::rand({4, 1, 8}), S, true);
+  EXPECT_TRUE((M > 0).all().item<bool>());
+  EXPECT_NEAR(M.max().item<double>() / 1e-9, 1.0, 1e-5);
+}
