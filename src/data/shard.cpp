@@ -12,6 +12,7 @@
 
 #include "ember/util/error.h"
 #include "ember/util/files.h"
+#include "ember/util/npy.h"
 
 namespace ember {
 
@@ -19,36 +20,18 @@ namespace {
 
 constexpr const char* kNanoGptPrefix = "nanogpt:";
 
-// A .npy header: "\x93NUMPY", version, header length, then a Python dict literal such as
-// {'descr': '<u2', 'fortran_order': False, 'shape': (1000,), }. Returns the data offset and sets
-// bytes per token and count; throws DataError naming the file for anything but a 1-D u2/u4/i4 array.
-size_t parse_npy_header(const uint8_t* p, size_t size, const std::string& name, int& bpt, int64_t& count) {
-  if (size < 10 || std::memcmp(p, "\x93NUMPY", 6) != 0)
-    throw DataError("shard '" + name + "': not a .npy file (missing \\x93NUMPY magic)");
-  const bool v1 = p[6] == 1;
-  const size_t len = v1 ? size_t(p[8]) | size_t(p[9]) << 8
-                        : size_t(p[8]) | size_t(p[9]) << 8 | size_t(p[10]) << 16 | size_t(p[11]) << 24;
-  const size_t start = v1 ? 10 : 12;
-  if (start + len > size) throw DataError("shard '" + name + "': truncated .npy header");
-  const std::string h(reinterpret_cast<const char*>(p + start), len);
-  auto value_after = [&](const std::string& key) {
-    const size_t k = h.find("'" + key + "'");
-    if (k == std::string::npos) throw DataError("shard '" + name + "': .npy header lacks '" + key + "'");
-    const size_t colon = h.find(':', k);
-    return h.substr(colon + 1, h.find_first_of(",}", h.find_first_not_of(" ", colon + 1) + 1) - colon - 1);
-  };
-  const std::string descr = value_after("descr");
-  if (descr.find("u2") != std::string::npos) bpt = 2;
-  else if (descr.find("u4") != std::string::npos || descr.find("i4") != std::string::npos) bpt = 4;
-  else throw DataError("shard '" + name + "': .npy dtype " + descr + " (expected uint16, uint32 or int32 tokens)");
-  if (descr.find('>') != std::string::npos) throw DataError("shard '" + name + "': big-endian .npy is not supported");
-  const size_t open = h.find('(', h.find("'shape'")), close = h.find(')', open);
-  const std::string shape = h.substr(open + 1, close - open - 1);
-  char* end = nullptr;
-  count = std::strtoll(shape.c_str(), &end, 10);
-  if (end == shape.c_str() || shape.find_first_of("0123456789", shape.find(',') + 1) != std::string::npos)
-    throw DataError("shard '" + name + "': .npy shape (" + shape + ") must be one-dimensional");
-  return start + len;
+// A 1-D .npy array of uint16, uint32 or int32 tokens: returns the data offset and sets bytes per
+// token and count; throws DataError naming the shard for anything else.
+size_t npy_token_layout(const uint8_t* p, size_t size, const std::string& name, int& bpt, int64_t& count) {
+  const NpyHeader h = parse_npy_header(p, size, "shard '" + name + "'");
+  if (h.descr == "<u2") bpt = 2;
+  else if (h.descr == "<u4" || h.descr == "<i4") bpt = 4;
+  else throw DataError("shard '" + name + "': .npy dtype '" + h.descr + "' (expected little-endian uint16, uint32 or int32 tokens)");
+  if (h.shape.size() != 1)
+    throw DataError("shard '" + name + "': .npy shape has " + std::to_string(h.shape.size()) +
+                    " dimensions (expected one)");
+  count = h.shape[0];
+  return h.data_offset;
 }
 
 }  // namespace
@@ -80,7 +63,7 @@ ShardFile::ShardFile(const std::filesystem::path& spec) : path_(spec) {
       bytes_per_token_ = 2;
       num_tokens_ = static_cast<int64_t>(map_bytes_ / 2);
     } else if (npy) {
-      offset = parse_npy_header(bytes, map_bytes_, name, bytes_per_token_, num_tokens_);
+      offset = npy_token_layout(bytes, map_bytes_, name, bytes_per_token_, num_tokens_);
     } else {
       read_llmc_header(name);
     }

@@ -43,32 +43,49 @@ std::vector<int64_t> parse_shape(const std::string& tuple) {
 
 }  // namespace
 
+size_t npy_header_size(const uint8_t* p, size_t size, const std::string& where) {
+  if (size < 10 || std::string(reinterpret_cast<const char*>(p), 6) != "\x93NUMPY")
+    throw DataError(where + ": not a .npy file (missing \\x93NUMPY magic)");
+  if (p[6] == 1) return 10 + (size_t(p[8]) | size_t(p[9]) << 8);  // v1: 2-byte length, little-endian
+  if (size < kNpyPreamble) throw DataError(where + ": truncated .npy header");
+  return 12 + (size_t(p[8]) | size_t(p[9]) << 8 | size_t(p[10]) << 16 | size_t(p[11]) << 24);
+}
+
+NpyHeader parse_npy_header(const uint8_t* p, size_t size, const std::string& where) {
+  NpyHeader h;
+  h.data_offset = npy_header_size(p, size, where);
+  if (h.data_offset > size) throw DataError(where + ": truncated .npy header");
+  const size_t start = p[6] == 1 ? 10 : 12;
+  const std::string dict(reinterpret_cast<const char*>(p + start), h.data_offset - start);
+  const std::string descr = field(dict, "descr", where);
+  h.descr = descr.substr(1, descr.size() - 2);
+  h.fortran_order = field(dict, "fortran_order", where) == "True";
+  h.shape = parse_shape(field(dict, "shape", where));
+  return h;
+}
+
 at::Tensor load_npy(const std::filesystem::path& path) {
   const std::string where = path.string();
   std::ifstream f(path, std::ios::binary);
   if (!f) throw DataError("cannot open '" + where + "'");
-  char magic[8] = {};
-  f.read(magic, 8);
-  if (!f || std::string(magic, 6) != "\x93NUMPY")
-    throw DataError(where + ": not a .npy file (bad magic)");
-  const int major = static_cast<unsigned char>(magic[6]);
-  uint32_t header_len = 0;
-  f.read(reinterpret_cast<char*>(&header_len), major == 1 ? 2 : 4);  // little-endian length
-  std::string header(header_len, ' ');
-  f.read(header.data(), header_len);
+  std::vector<uint8_t> head(kNpyPreamble);
+  f.read(reinterpret_cast<char*>(head.data()), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<size_t>(f.gcount()));
+  head.resize(std::max(head.size(), npy_header_size(head.data(), head.size(), where)));
+  f.seekg(0);
+  f.read(reinterpret_cast<char*>(head.data()), static_cast<std::streamsize>(head.size()));
   if (!f) throw DataError(where + ": .npy header is truncated");
-  const std::string descr = field(header, "descr", where);
-  const auto dtype = dtype_of(descr.substr(1, descr.size() - 2), where);
-  const bool fortran = field(header, "fortran_order", where) == "True";
-  auto shape = parse_shape(field(header, "shape", where));
-  if (fortran) std::reverse(shape.begin(), shape.end());
+  const NpyHeader h = parse_npy_header(head.data(), head.size(), where);
+  const auto dtype = dtype_of(h.descr, where);
+  auto shape = h.shape;
+  if (h.fortran_order) std::reverse(shape.begin(), shape.end());
   auto t = at::empty(shape, at::TensorOptions().dtype(dtype));
   const auto bytes = static_cast<std::streamsize>(t.numel() * t.element_size());
   f.read(static_cast<char*>(t.data_ptr()), bytes);
   if (f.gcount() != bytes)
     throw DataError(fmt::format("{}: .npy data is truncated ({} of {} bytes for shape ({}))", where,
                                 f.gcount(), bytes, fmt::join(shape, ", ")));
-  if (fortran) {  // column-major data: the bytes are the transpose in row-major order
+  if (h.fortran_order) {  // column-major data: the bytes are the transpose in row-major order
     std::vector<int64_t> perm(shape.size());
     for (size_t i = 0; i < perm.size(); ++i) perm[i] = static_cast<int64_t>(perm.size() - 1 - i);
     t = t.permute(perm).contiguous();

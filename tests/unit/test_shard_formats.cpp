@@ -52,6 +52,31 @@ TEST(ShardFormats, NpyArrays) {
   EXPECT_THROW(ember::ShardFile(d / "d.npy"), ember::DataError);
 }
 
+std::string error_of(const fs::path& p) {
+  try {
+    ember::ShardFile f(p);
+  } catch (const ember::DataError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ShardFormats, NpyErrorsNameTheShardAndTheProblem) {
+  const fs::path d = scratch("npy_errors");
+  write_npy<int32_t>(d / "ok.npy", "<i4", "(2,)", {5, 6});
+  EXPECT_EQ(ember::ShardFile(d / "ok.npy").token(1), 6u);
+  write_npy<uint16_t>(d / "matrix.npy", "<u2", "(2, 2)", {1, 2, 3, 4});
+  EXPECT_NE(error_of(d / "matrix.npy").find("matrix.npy': .npy shape has 2 dimensions"), std::string::npos);
+  write_npy<uint16_t>(d / "big.npy", ">u2", "(1,)", {1});
+  EXPECT_NE(error_of(d / "big.npy").find(".npy dtype '>u2'"), std::string::npos);
+  write_npy<float>(d / "float.npy", "<f4", "(1,)", {1.0f});
+  EXPECT_NE(error_of(d / "float.npy").find(".npy dtype '<f4'"), std::string::npos);
+  std::ofstream(d / "cut.npy", std::ios::binary).write("\x93NUMPY\x01\x00\x76\x00{'descr", 17);
+  EXPECT_NE(error_of(d / "cut.npy").find("cut.npy': truncated .npy header"), std::string::npos);
+  std::ofstream(d / "fake.npy", std::ios::binary) << "PK\x03\x04 not numpy at all";
+  EXPECT_NE(error_of(d / "fake.npy").find("fake.npy': not a .npy file"), std::string::npos);
+}
+
 TEST(ShardFormats, HeaderlessNanoGpt) {
   const fs::path d = scratch("nanogpt");
   std::vector<uint16_t> tokens(1000);
