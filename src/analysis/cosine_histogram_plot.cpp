@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ember/analysis/plot_output.h"
 #include "ember/util/error.h"
 
 #ifdef EMBER_HAVE_PLPLOT
@@ -51,25 +52,12 @@ void density_outline(const HistogramSeries& s, const View& v, std::vector<double
 
 }  // namespace
 
-bool plotting_available() {
-#ifdef EMBER_HAVE_PLPLOT
-  return true;
-#else
-  return false;
-#endif
-}
-
 void write_cosine_histogram_png(const std::filesystem::path& png, const std::vector<HistogramSeries>& series) {
-  if (!plotting_available())
-    throw UsageError("--plot: this ember was built without PLplot (install libplplot-dev and "
-                     "plplot-driver-cairo, e.g. with scripts/setup.sh, and re-run cmake)");
+  check_plot_path(png);
   if (series.empty()) throw UsageError("--plot: nothing to plot");
   for (const auto& s : series)
     if (s.counts.empty() || s.counts.size() != series.front().counts.size())
       throw UsageError("--plot: no histogram for " + s.label + " (the Gram-identity mode has none)");
-  const auto parent = std::filesystem::absolute(png).parent_path();
-  if (!std::filesystem::is_directory(parent))
-    throw UsageError("--plot: directory '" + parent.string() + "' does not exist");
 #ifdef EMBER_HAVE_PLPLOT
   const int64_t bins = static_cast<int64_t>(series.front().counts.size());
   View v = choose_view(series);
@@ -79,13 +67,7 @@ void write_cosine_histogram_png(const std::filesystem::path& png, const std::vec
     v.ymax = std::max(v.ymax, *std::max_element(ys[i].begin(), ys[i].end()));
   }
   const double x0 = -1.0 + v.first * 2.0 / bins, x1 = -1.0 + (v.last + 1) * 2.0 / bins;
-  plsdev("pngcairo");
-  plsfnam(png.string().c_str());
-  plspage(0, 0, 1200, 750, 0, 0);
-  plscolbg(255, 255, 255);
-  plinit();
-  plscol0(15, 0, 0, 0);  // axes and text in black
-  plcol0(15);
+  start_png(png);
   plenv(x0, x1, 0.0, 1.15 * v.ymax, 0, 0);
   pllab("cosine similarity", "density", "Pairwise cosines: mu dashed, eps = mu + 2 sigma solid");
   static const int kColors[] = {1, 9, 3, 8, 4, 13, 10, 12};  // red, blue, green, brown, ...
@@ -104,8 +86,7 @@ void write_cosine_histogram_png(const std::filesystem::path& png, const std::vec
     const std::string text = fmt::format("{}{}: mu {:.4f}, eps {:.4f}", s.label, s.sampled ? " (sampled)" : "", s.mu, s.epsilon);
     plptex(x1 - 0.02 * (x1 - x0), top * (0.95 - 0.06 * i), 1.0, 0.0, 1.0, text.c_str());
   }
-  plend();
-  if (!std::filesystem::exists(png)) throw Error("--plot: PLplot did not write '" + png.string() + "'");
+  finish_png(png);
 #endif
 }
 

@@ -43,6 +43,11 @@ t = json.load(open("trained.json"))
 assert all(-1 <= l["mlp_cos"] <= 1 and l["mlp_cos"] != 0 for l in t["layers"]), t
 PY
 "$EMBER" analyze alignment --ckpt $ck --data data/val_000.bin --batches 1 | grep -q "rho_l" || fail "table output"
+# --plot writes a PNG of both curves; a missing directory is a usage error before any work.
+"$EMBER" analyze alignment --ckpt $ck --data data/val_000.bin --batches 1 --plot align.png >/dev/null || fail "--plot"
+[ "$(head -c 8 align.png | od -An -tx1 | tr -d ' \n')" = "89504e470d0a1a0a" ] || fail "align.png is not a PNG"
+[ "$(stat -c %s align.png)" -gt 10000 ] || fail "align.png is suspiciously small"
+expect_error "--plot: directory" "$EMBER" analyze alignment --ckpt $ck --data data/val_000.bin --plot nowhere/a.png
 echo "some prose" >notes.txt
 expect_error "--data 'notes.txt': text input needs the model's tokenizer" \
   "$EMBER" analyze alignment --ckpt $ck --data notes.txt

@@ -6,6 +6,8 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "ember/analysis/line_plot.h"
+#include "ember/analysis/plot_output.h"
 #include "ember/data/shard.h"
 #include "ember/eval/alignment.h"
 #include "ember/eval/model_loader.h"
@@ -21,6 +23,7 @@ struct AlignmentArgs {
   int64_t batches = 8;
   int64_t batch_size = 8;
   bool json = false;
+  std::string plot;  // PNG of both curves over depth
 };
 
 // Shards as given; a plain text file is byte-tokenised for byte-level (V = 256) models.
@@ -44,7 +47,21 @@ std::vector<fs::path> data_shards(const AlignmentArgs& args, const ModelConfig& 
   return shards;
 }
 
+// rho_l and the mixer's cosine over depth, as one chart.
+void plot_alignment(const std::string& png, const AlignmentResult& result, const std::string& ckpt) {
+  LineChart chart{"Residual alignment of " + ckpt, "layer", "mean cosine with the residual stream", -0.05, 1.05, {}};
+  LineSeries mlp{"rho_l = cos(MLP out, h_l)", {}, {}}, mixer{"cos(mixer out, x_l)", {}, {}};
+  for (const auto& l : result.layers) {
+    mlp.x.push_back(static_cast<double>(l.layer)), mlp.y.push_back(l.mlp_cos);
+    mixer.x.push_back(static_cast<double>(l.layer)), mixer.y.push_back(l.mixer_cos);
+    chart.y_min = std::min({chart.y_min, l.mlp_cos - 0.05, l.mixer_cos - 0.05});
+  }
+  chart.series = {mlp, mixer};
+  write_line_chart_png(png, chart);
+}
+
 void run_alignment(const AlignmentArgs& args) {
+  if (!args.plot.empty()) check_plot_path(args.plot);
   auto loaded = load_trained_model(args.ckpt);
   const fs::path scratch = fs::temp_directory_path() / ("ember_align_" + std::to_string(::getpid()));
   LoaderOptions o;
@@ -57,6 +74,7 @@ void run_alignment(const AlignmentArgs& args) {
     throw DataError("--data: token ids exceed the model's vocab_size " + std::to_string(loaded.config.model.vocab_size));
   auto result = residual_alignment(*loaded.model, loader, args.batches);
   fs::remove_all(scratch);
+  if (!args.plot.empty()) plot_alignment(args.plot, result, loaded.checkpoint_dir.string());
   if (args.json) {
     nlohmann::json layers = nlohmann::json::array();
     for (const auto& l : result.layers)
@@ -82,7 +100,8 @@ void register_analyze(CLI::App& app) {
       "rho_l near 1 means layer l's MLP reinforces what the stream already holds (Tapered LMs).\n"
       "Examples:\n"
       "  ember analyze alignment --ckpt runs/tiny --data data/pydoc/val_00000.bin\n"
-      "  ember analyze alignment --ckpt runs/tiny/checkpoints/step_300 --data notes.txt --json");
+      "  ember analyze alignment --ckpt runs/tiny/checkpoints/step_300 --data notes.txt --json\n"
+      "  ember analyze alignment --ckpt runs/tiny --data data/pydoc/val_00000.bin --plot alignment.png");
   auto args = std::make_shared<AlignmentArgs>();
   align->add_option("--ckpt", args->ckpt, "Run directory or checkpoint directory")->required();
   align->add_option("--data", args->data, "Token shards / directories / globs, or a text file (byte-level models)")
@@ -90,6 +109,7 @@ void register_analyze(CLI::App& app) {
   align->add_option("--batches", args->batches, "Batches to average over")->check(CLI::PositiveNumber);
   align->add_option("--batch-size", args->batch_size, "Sequences per batch")->check(CLI::PositiveNumber);
   align->add_flag("--json", args->json, "Print JSON");
+  align->add_option("--plot", args->plot, "Also write both curves over depth as a PNG");
   align->callback([args] { run_alignment(*args); });
 }
 

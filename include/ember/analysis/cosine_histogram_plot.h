@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "ember/analysis/plot_output.h"
+
 namespace ember {
 
 struct HistogramSeries {
@@ -16,7 +18,6 @@ struct HistogramSeries {
   bool sampled = false;
 };
 
-bool plotting_available();  // false when ember was built without PLplot
 // Throws UsageError when plotting is unavailable or a series has no histogram; Error on failure.
 void write_cosine_histogram_png(const std::filesystem::path& png, const std::vector<HistogramSeries>& series);
 

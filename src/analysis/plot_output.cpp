@@ -1,0 +1,49 @@
+#include "ember/analysis/plot_output.h"
+
+#include "ember/util/error.h"
+
+#ifdef EMBER_HAVE_PLPLOT
+#include <plplot.h>
+#endif
+
+namespace ember {
+
+bool plotting_available() {
+#ifdef EMBER_HAVE_PLPLOT
+  return true;
+#else
+  return false;
+#endif
+}
+
+void check_plot_path(const std::filesystem::path& png) {
+  if (!plotting_available())
+    throw UsageError("--plot: this ember was built without PLplot (install libplplot-dev and "
+                     "plplot-driver-cairo, e.g. with scripts/setup.sh, and re-run cmake)");
+  const auto parent = std::filesystem::absolute(png).parent_path();
+  if (!std::filesystem::is_directory(parent))
+    throw UsageError("--plot: directory '" + parent.string() + "' does not exist");
+}
+
+void start_png(const std::filesystem::path& png) {
+#ifdef EMBER_HAVE_PLPLOT
+  plsdev("pngcairo");
+  plsfnam(png.string().c_str());
+  plspage(0, 0, 1200, 750, 0, 0);
+  plscolbg(255, 255, 255);
+  plinit();
+  plscol0(15, 0, 0, 0);  // axes and text in black
+  plcol0(15);
+#else
+  check_plot_path(png);
+#endif
+}
+
+void finish_png(const std::filesystem::path& png) {
+#ifdef EMBER_HAVE_PLPLOT
+  plend();
+#endif
+  if (!std::filesystem::exists(png)) throw Error("--plot: PLplot did not write '" + png.string() + "'");
+}
+
+}  // namespace ember
