@@ -4,8 +4,10 @@
 # other, then one table (markdown on stdout, JSON in $out/summary.json) of parameters, full
 # validation loss / perplexity and training throughput. Resumable: a finished run is kept, an
 # interrupted one resumes from its last checkpoint. About a minute per kind on 2 cores.
-# Usage: scripts/leviathan_ablation.sh [--out DIR] [--kinds "lev untied ..."] [--data DIR] [--no-setup]
-#                                      [-- extra train args]
+# Usage: scripts/leviathan_ablation.sh [--bpe] [--out DIR] [--kinds "lev untied ..."] [--data DIR]
+#                                      [--no-setup] [-- extra train args]
+#   --bpe        the 8k BPE vocabulary (configs/leviathan/cpu_bpe.yaml; tokenizer and data prepared
+#                as scripts/demo_bpe.sh does), out runs/leviathan_cpu_bpe
 #   --data DIR   shards DIR/train_*.bin and DIR/val_*.bin instead of the default corpus (V <= 256)
 #   --no-setup   skip scripts/setup.sh (ember already built in $EMBER_BUILD, default build/)
 # e.g.   scripts/leviathan_ablation.sh --out runs/lev_2k -- --set train.steps=2000
@@ -13,22 +15,25 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 out="runs/leviathan_cpu"
 kinds="tied untied albert flat_mlp factored_mlp lev"
+bpe=0
 data=""
 setup=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) out="$2"; shift 2 ;;
     --kinds) kinds="$2"; shift 2 ;;
+    --bpe) bpe=1; shift ;;
     --data) data="$2"; shift 2 ;;
     --no-setup) setup=0; shift ;;
     --) shift; break ;;
-    -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "leviathan_ablation: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
+[ "$bpe" = 0 ] || [ "$out" != "runs/leviathan_cpu" ] || out="runs/leviathan_cpu_bpe"
 # Paths given on the command line are relative to where the script was called.
 [ -z "$data" ] || data="$(realpath -m "$data")"
-[ "$out" = "runs/leviathan_cpu" ] || out="$(realpath -m "$out")"
+case "$out" in runs/leviathan_cpu|runs/leviathan_cpu_bpe) ;; *) out="$(realpath -m "$out")" ;; esac
 if [ "$setup" = 1 ]; then bash "$here/scripts/setup.sh"; fi
 ember="${EMBER_BUILD:-$here/build}/tools/ember"
 py="${EMBER_PYTHON:-${EMBER_VENV:-$HOME/.cache/ember/venv}/bin/python}"
@@ -37,10 +42,17 @@ for kind in $kinds; do
   [ -f "configs/leviathan/$kind.yaml" ] || { echo "leviathan_ablation: no configs/leviathan/$kind.yaml" >&2; exit 2; }
 done
 data_args=()
+base=(-c configs/leviathan/cpu.yaml)
+if [ "$bpe" = 1 ]; then
+  base+=(-c configs/leviathan/cpu_bpe.yaml)
+  tok=data/tok/default8k.tiktoken
+  [ -f "$tok" ] || "$ember" tokenizer train --corpus default --vocab-size 8192 --out "$tok"
+  [ -f data/default_bpe/manifest.json ] || "$ember" prepare corpus default --tokenizer "$tok" --out data/default_bpe
+fi
 if [ -n "$data" ]; then
   compgen -G "$data/train_*.bin" >/dev/null || { echo "leviathan_ablation: no $data/train_*.bin" >&2; exit 2; }
   data_args=(--set "data.train=[$data/train_*.bin]" --set "data.val=[$data/val_*.bin]")
-else
+elif [ "$bpe" = 0 ]; then
   [ -f data/pydoc/manifest.json ] || "$ember" prepare bytes /usr/share/doc/python3.11/html/_sources --out data/pydoc
 fi
 
@@ -54,7 +66,7 @@ for kind in $kinds; do
   if [ -d "$run/checkpoints" ]; then
     "$ember" train --resume --run-dir "$run" "$@"
   else
-    "$ember" train -c configs/leviathan/cpu.yaml -c "configs/leviathan/$kind.yaml" --set "log.dir=$out" \
+    "$ember" train "${base[@]}" -c "configs/leviathan/$kind.yaml" --set "log.dir=$out" \
       ${data_args[@]+"${data_args[@]}"} "$@"
   fi
   "$ember" inspect "$run/config.yaml" --json >"$run/inspect.json"

@@ -58,6 +58,19 @@ print(s, "tied", r["tied"]["total_params"], "untied", r["untied"]["total_params"
       "P_LEV", lev)
 PY
 done
+# The BPE overlay of the CPU ablation: every kind validates and the generators match P_LEV.
+for kind in tied untied albert flat_mlp factored_mlp lev; do
+  "$EMBER" inspect -c "$CONFIGS/leviathan/cpu.yaml" -c "$CONFIGS/leviathan/cpu_bpe.yaml" \
+    "$CONFIGS/leviathan/$kind.yaml" --json >"bpe.$kind.json" || fail "cpu_bpe.yaml + $kind.yaml does not validate"
+done
+"$PY" - <<'PY' || fail "cpu_bpe: bookkeeping is off"
+import json
+r = {k: json.load(open(f"bpe.{k}.json")) for k in ["tied", "untied", "albert", "flat_mlp", "factored_mlp", "lev"]}
+assert all(x["vocab_size"] == 8192 for x in r.values())
+assert r["tied"]["embedding_params"] == 8192 * 128
+for k in ["flat_mlp", "factored_mlp", "lev"]:
+    assert abs(r[k]["embedding_vs_lev"]) < 0.02, (k, r[k]["embedding_vs_lev"])
+PY
 expect_error "start = 1.6 and end = 0.5 must sum to 2" "$EMBER" inspect "$CONFIGS/tapered/cpu.yaml" \
   --set model.mlp.taper.schedule=cosine --set model.mlp.taper.start=1.6
 expect_error "3 groups do not divide n_layers = 8" "$EMBER" inspect "$CONFIGS/tapered/cpu.yaml" \
