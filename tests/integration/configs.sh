@@ -71,6 +71,16 @@ assert r["tied"]["embedding_params"] == 8192 * 128
 for k in ["flat_mlp", "factored_mlp", "lev"]:
     assert abs(r[k]["embedding_vs_lev"]) < 0.02, (k, r[k]["embedding_vs_lev"])
 PY
+# The gated-attention overlay adds d * H * d_h per layer and nothing else.
+"$EMBER" inspect -c "$CONFIGS/tapered/cpu.yaml" "$CONFIGS/tapered/uniform.yaml" "$CONFIGS/mixers/gated_attention.yaml" \
+  --json >gated.json || fail "mixers/gated_attention.yaml does not validate"
+"$PY" - <<'PY' || fail "gated attention parameter delta is off"
+import json
+a, b = json.load(open("gated.json"))
+d, L = a["d_model"], len(a["layers"])
+assert b["mixer"] == "gated_attention" and a["mixer"] == "attention"
+assert b["total_params"] - a["total_params"] == L * d * d, (a["total_params"], b["total_params"])
+PY
 expect_error "start = 1.6 and end = 0.5 must sum to 2" "$EMBER" inspect "$CONFIGS/tapered/cpu.yaml" \
   --set model.mlp.taper.schedule=cosine --set model.mlp.taper.start=1.6
 expect_error "3 groups do not divide n_layers = 8" "$EMBER" inspect "$CONFIGS/tapered/cpu.yaml" \

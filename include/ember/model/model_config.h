@@ -56,15 +56,17 @@ struct EmbeddingConfig {
 };
 
 struct MixerConfig {
-  std::string kind = "attention";   // attention (gated_attention, titans, hope_attention later)
+  std::string kind = "attention";   // attention | gated_attention (titans, hope_attention later)
   std::string impl = "sdpa";        // sdpa (fused at::scaled_dot_product_attention) | reference
   double rope_base = 10000.0;
+  std::string gate = "elementwise";  // gated_attention only: elementwise | headwise | none (spec §3)
 
   template <class V>
   void fields(V& v) {
-    v.choice("kind", kind, {"attention"});
+    v.choice("kind", kind, {"attention", "gated_attention"});
     v.choice("impl", impl, {"sdpa", "reference"});
     v.field("rope_base", rope_base, Bound::positive());
+    v.choice("gate", gate, {"elementwise", "headwise", "none"});
   }
 };
 

@@ -9,7 +9,8 @@ namespace ember {
 
 Attention::Attention(const ModelConfig& cfg)
     : n_heads_(cfg.n_heads), n_kv_heads_(cfg.kv_heads()), head_dim_(cfg.head_dim()),
-      reference_(cfg.mixer.impl == "reference") {
+      reference_(cfg.mixer.impl == "reference"),
+      gate_(cfg.mixer.kind == "gated_attention" ? cfg.mixer.gate : "none") {
   const int64_t d = cfg.d_model;
   const double std = cfg.init_std;
   const double out_std = cfg.scale_residual_init ? std / std::sqrt(2.0 * cfg.n_layers) : std;
@@ -17,6 +18,14 @@ Attention::Attention(const ModelConfig& cfg)
   wk_ = register_parameter("wk", normal_parameter({n_kv_heads_ * head_dim_, d}, std));
   wv_ = register_parameter("wv", normal_parameter({n_kv_heads_ * head_dim_, d}, std));
   wo_ = register_parameter("wo", normal_parameter({d, n_heads_ * head_dim_}, out_std));
+  if (gate_ != "none")  // W_theta, N(0, 0.02) like every projection, no bias: G ~ 0.5 at init
+    wg_ = register_parameter("wg", normal_parameter({n_heads_ * (gate_ == "elementwise" ? head_dim_ : 1), d}, std));
+}
+
+at::Tensor Attention::gate_values(const at::Tensor& x) const {
+  if (!wg_.defined()) return {};
+  const int64_t width = gate_ == "elementwise" ? head_dim_ : 1;
+  return at::sigmoid(at::linear(x, wg_)).view({x.size(0), x.size(1), n_heads_, width});  // G = sigmoid(X W_theta)
 }
 
 at::Tensor Attention::reference_attention(const at::Tensor& q, const at::Tensor& k,
@@ -45,7 +54,9 @@ at::Tensor Attention::forward(const at::Tensor& x, const Rope& rope) {
   }
   auto y = reference_ ? reference_attention(q, k, v)
                       : at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true);
-  return at::linear(y.transpose(1, 2).reshape({B, T, n_heads_ * head_dim_}), wo_);
+  y = y.transpose(1, 2);  // [B, T, H, d_h]
+  if (wg_.defined()) y = y * gate_values(x);  // Y'_h = Y_h (.) G_h, before concat and W_O (G1)
+  return at::linear(y.reshape({B, T, n_heads_ * head_dim_}), wo_);
 }
 
 int64_t Attention::extra_flops_per_token(int64_t seq_len) const {
@@ -53,7 +64,7 @@ int64_t Attention::extra_flops_per_token(int64_t seq_len) const {
 }
 
 std::shared_ptr<Mixer> make_mixer(const ModelConfig& cfg) {
-  if (cfg.mixer.kind == "attention") return std::make_shared<Attention>(cfg);
+  if (cfg.mixer.kind == "attention" || cfg.mixer.kind == "gated_attention") return std::make_shared<Attention>(cfg);
   throw ConfigError("model.mixer.kind: unknown kind '" + cfg.mixer.kind + "'");
 }
 

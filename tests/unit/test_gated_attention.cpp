@@ -1,0 +1,128 @@
+// Gated attention (spec/mixers.md §3.3): G1 reduction, causality, gate shape and position, the
+// gate at initialisation, parameter count.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "ember/model/lm.h"
+#include "ember/model/mixers/attention.h"
+#include "ember/model/rope.h"
+
+using ember::Attention;
+using ember::ModelConfig;
+
+namespace {
+
+ModelConfig gated_config(const std::string& gate) {
+  ModelConfig c;
+  c.vocab_size = 50, c.d_model = 32, c.n_layers = 2, c.n_heads = 4, c.n_kv_heads = 2, c.max_seq_len = 32;
+  c.mlp.d_ff = 48;
+  c.mixer.kind = "gated_attention";
+  c.mixer.gate = gate;
+  return c;
+}
+
+int64_t count(const torch::nn::Module& m) {
+  int64_t n = 0;
+  for (const auto& p : m.parameters()) n += p.numel();
+  return n;
+}
+
+}  // namespace
+
+TEST(GatedAttention, ZeroGateLogitsHalveThePlainAttentionOutputExactly) {
+  // G1 reduction: with W_theta = 0 the gate is sigmoid(0) = 1/2 everywhere, and scaling by a power
+  // of two is exact, so the output is bit-for-bit half of plain attention with the same weights.
+  for (std::string gate : {"elementwise", "headwise"}) {
+    torch::manual_seed(1);
+    Attention gated(gated_config(gate));
+    ModelConfig plain_cfg = gated_config(gate);
+    plain_cfg.mixer.kind = "attention";
+    Attention plain(plain_cfg);
+    torch::NoGradGuard ng;
+    for (const char* w : {"wq", "wk", "wv", "wo"}) plain.named_parameters()[w].copy_(gated.named_parameters()[w]);
+    gated.named_parameters()["wg"].zero_();
+    ember::Rope rope(8, 32, 10000.0);
+    auto x = torch::randn({2, 9, 32});
+    gated.set_reference(true), plain.set_reference(true);
+    EXPECT_TRUE(torch::equal(gated.forward(x, rope), 0.5 * plain.forward(x, rope))) << gate;
+  }
+}
+
+TEST(GatedAttention, GateShapeAndPositionAfterSdpaBeforeTheOutputProjection) {
+  torch::manual_seed(2);
+  ModelConfig c = gated_config("elementwise");
+  c.n_kv_heads = 4;
+  Attention m(c);
+  m.set_reference(true);
+  torch::NoGradGuard ng;
+  ember::Rope rope(8, 32, 10000.0);
+  auto x = torch::randn({2, 7, 32}, torch::kDouble);
+  m.to(torch::kDouble);
+  auto params = m.named_parameters();
+  auto G = m.gate_values(x);
+  EXPECT_EQ(G.sizes(), (std::vector<int64_t>{2, 7, 4, 8}));
+  auto heads = [&](const char* w) { return at::linear(x, params[w]).view({2, 7, 4, 8}).transpose(1, 2); };
+  auto y = Attention::reference_attention(rope.apply(heads("wq")), rope.apply(heads("wk")), heads("wv"));
+  auto g1 = at::linear((y.transpose(1, 2) * G).reshape({2, 7, 32}), params["wo"]);  // out = W_O(concat(Y (.) G))
+  auto out = m.forward(x, rope);
+  EXPECT_LT((out - g1).abs().max().item<double>(), 1e-12);
+  auto g5 = at::linear(y.transpose(1, 2).reshape({2, 7, 32}), params["wo"]) * G.reshape({2, 7, 32});  // after W_O
+  EXPECT_GT((out - g5).abs().max().item<double>(), 0.05 * out.abs().max().item<double>());
+  ModelConfig h = gated_config("headwise");
+  EXPECT_EQ(Attention(h).gate_values(torch::randn({2, 7, 32})).sizes(), (std::vector<int64_t>{2, 7, 4, 1}));
+}
+
+TEST(GatedAttention, CausalAndTheGateOfTokenTDependsOnlyOnXt) {
+  torch::manual_seed(3);
+  Attention m(gated_config("elementwise"));
+  torch::NoGradGuard ng;
+  ember::Rope rope(8, 32, 10000.0);
+  auto x = torch::randn({2, 12, 32});
+  auto base = m.forward(x, rope);
+  auto gate = m.gate_values(x);
+  for (int64_t j : {4, 11}) {
+    auto changed = x.clone();
+    changed.index({torch::indexing::Slice(), j}).add_(1.0);
+    auto out = m.forward(changed, rope);
+    EXPECT_TRUE(torch::equal(out.narrow(1, 0, j), base.narrow(1, 0, j))) << j;
+    EXPECT_FALSE(torch::equal(out.narrow(1, j, 1), base.narrow(1, j, 1))) << j;
+    auto g = m.gate_values(changed);
+    EXPECT_TRUE(torch::equal(g.narrow(1, 0, j), gate.narrow(1, 0, j)));
+    if (j + 1 < 12) {
+      EXPECT_TRUE(torch::equal(g.narrow(1, j + 1, 12 - j - 1), gate.narrow(1, j + 1, 12 - j - 1)));
+    }
+  }
+}
+
+TEST(GatedAttention, GateIsAboutOneHalfAtInitialisation) {
+  torch::manual_seed(4);
+  Attention m(gated_config("elementwise"));
+  auto x = torch::randn({4, 32, 32});
+  x = x / x.pow(2).mean(-1, true).sqrt();  // a normalised layer input, as after RMSNorm
+  const double mean = m.gate_values(x).mean().item<double>();
+  EXPECT_NEAR(mean, 0.5, 0.01);
+}
+
+TEST(GatedAttention, ParameterCountAddsDTimesHTimesDhOrDTimesH) {
+  ModelConfig plain = gated_config("none");
+  const int64_t base = count(ember::LanguageModel(plain));
+  plain.mixer.kind = "attention";
+  EXPECT_EQ(count(ember::LanguageModel(plain)), base);  // gate none is plain attention
+  EXPECT_EQ(count(ember::LanguageModel(gated_config("elementwise"))), base + 2 * 32 * 4 * 8);  // + d H d_h per layer
+  EXPECT_EQ(count(ember::LanguageModel(gated_config("headwise"))), base + 2 * 32 * 4);         // + d H per layer
+}
+
+TEST(GatedAttention, LanguageModelTrainsAStepAndCountsTheGateFlops) {
+  torch::manual_seed(5);
+  ModelConfig c = gated_config("elementwise");
+  ember::LanguageModel gated(c);
+  c.mixer.gate = "none";
+  ember::LanguageModel plain(c);
+  auto ids = torch::randint(0, 50, {2, 16}, torch::kLong);
+  auto loss = gated.loss(ids, ids);
+  loss.backward();
+  EXPECT_TRUE(std::isfinite(loss.item<double>()));
+  EXPECT_TRUE(gated.named_parameters()["layers.0.mixer.wg"].grad().abs().sum().item<double>() > 0);
+  // forward FLOPs per token grow by 2 d H d_h per layer (the gate projection), x3 for training
+  EXPECT_EQ(gated.train_flops_per_token(16) - plain.train_flops_per_token(16), 3 * 2 * 2 * 32 * 32);
+}
