@@ -14,10 +14,11 @@ Block::Block(const ModelConfig& cfg, int64_t d_ff) {
 }
 
 at::Tensor Block::forward(const at::Tensor& x, const Rope& rope, BlockTrace* trace) {
-  auto mixed = mixer_->forward(mixer_norm_->forward(x), rope);
+  auto normed = mixer_norm_->forward(x);
+  auto mixed = mixer_->forward(normed, rope);
   auto h = x + mixed;
   auto m = mlp_->forward(mlp_norm_->forward(h));
-  if (trace) *trace = {x, mixed, h, m};
+  if (trace) *trace = {x, mixed, h, m, normed};
   return h + m;
 }
 

@@ -126,3 +126,19 @@ TEST(GatedAttention, LanguageModelTrainsAStepAndCountsTheGateFlops) {
   // forward FLOPs per token grow by 2 d H d_h per layer (the gate projection), x3 for training
   EXPECT_EQ(gated.train_flops_per_token(16) - plain.train_flops_per_token(16), 3 * 2 * 2 * 32 * 32);
 }
+
+TEST(GatedAttention, AttentionProbabilitiesAreCausalRowsAndUniformWithoutQueries) {
+  torch::manual_seed(6);
+  Attention m(gated_config("headwise"));
+  torch::NoGradGuard ng;
+  ember::Rope rope(8, 32, 10000.0);
+  auto x = torch::randn({2, 10, 32});
+  auto P = m.attention_probabilities(x, rope);
+  EXPECT_EQ(P.sizes(), (std::vector<int64_t>{2, 4, 10, 10}));
+  EXPECT_LT((P.sum(-1) - 1).abs().max().item<double>(), 1e-6);
+  EXPECT_EQ(P.triu(1).abs().max().item<double>(), 0.0);  // nothing on future tokens
+  m.named_parameters()["wq"].zero_();  // all scores equal: P[t, j] = 1 / (t + 1) for j <= t
+  auto uniform = m.attention_probabilities(x, rope).select(-1, 0);
+  auto want = 1.0 / torch::arange(1, 11, torch::kFloat);
+  EXPECT_LT((uniform - want).abs().max().item<double>(), 1e-6);
+}

@@ -10,6 +10,7 @@
 #include "ember/analysis/plot_output.h"
 #include "ember/data/shard.h"
 #include "ember/eval/alignment.h"
+#include "ember/eval/attention_diagnostics.h"
 #include "ember/eval/model_loader.h"
 #include "ember/util/error.h"
 #include "ember/util/files.h"
@@ -17,7 +18,7 @@
 namespace ember::cli {
 namespace {
 
-struct AlignmentArgs {
+struct AnalyzeArgs {
   std::string ckpt;
   std::vector<std::string> data;
   int64_t batches = 8;
@@ -27,7 +28,7 @@ struct AlignmentArgs {
 };
 
 // Shards as given; a plain text file is byte-tokenised for byte-level (V = 256) models.
-std::vector<fs::path> data_shards(const AlignmentArgs& args, const ModelConfig& model, const fs::path& scratch) {
+std::vector<fs::path> data_shards(const AnalyzeArgs& args, const ModelConfig& model, const fs::path& scratch) {
   std::vector<fs::path> shards;
   for (const auto& spec : args.data) {
     if (fs::is_regular_file(spec) && fs::path(spec).extension() != ".bin") {
@@ -60,20 +61,35 @@ void plot_alignment(const std::string& png, const AlignmentResult& result, const
   write_line_chart_png(png, chart);
 }
 
-void run_alignment(const AlignmentArgs& args) {
-  if (!args.plot.empty()) check_plot_path(args.plot);
-  auto loaded = load_trained_model(args.ckpt);
-  const fs::path scratch = fs::temp_directory_path() / ("ember_align_" + std::to_string(::getpid()));
+// The checkpoint's model and an in-order loader over --data (checked against its vocabulary); the
+// scratch directory holds byte-tokenised text inputs and is removed by the destructor.
+struct Evaluation {
+  LoadedModel loaded;
+  fs::path scratch;
+  std::unique_ptr<BatchLoader> loader;
+  ~Evaluation() { fs::remove_all(scratch); }
+};
+
+std::unique_ptr<Evaluation> open_evaluation(const AnalyzeArgs& args) {
+  auto e = std::make_unique<Evaluation>();
+  e->loaded = load_trained_model(args.ckpt);
+  e->scratch = fs::temp_directory_path() / ("ember_analyze_" + std::to_string(::getpid()));
   LoaderOptions o;
   o.batch = args.batch_size;
-  o.seq_len = loaded.config.train.seq_len;
+  o.seq_len = e->loaded.config.train.seq_len;
   o.shuffle = false;
-  auto shards = data_shards(args, loaded.config.model, scratch);
-  BatchLoader loader(shards, o);
-  if (loader.max_token() >= static_cast<uint32_t>(loaded.config.model.vocab_size))
-    throw DataError("--data: token ids exceed the model's vocab_size " + std::to_string(loaded.config.model.vocab_size));
-  auto result = residual_alignment(*loaded.model, loader, args.batches);
-  fs::remove_all(scratch);
+  e->loader = std::make_unique<BatchLoader>(data_shards(args, e->loaded.config.model, e->scratch), o);
+  const int64_t vocab = e->loaded.config.model.vocab_size;
+  if (e->loader->max_token() >= static_cast<uint32_t>(vocab))
+    throw DataError("--data: token ids exceed the model's vocab_size " + std::to_string(vocab));
+  return e;
+}
+
+void run_alignment(const AnalyzeArgs& args) {
+  if (!args.plot.empty()) check_plot_path(args.plot);
+  auto e = open_evaluation(args);
+  auto& loaded = e->loaded;
+  auto result = residual_alignment(*loaded.model, *e->loader, args.batches);
   if (!args.plot.empty()) plot_alignment(args.plot, result, loaded.checkpoint_dir.string());
   if (args.json) {
     nlohmann::json layers = nlohmann::json::array();
@@ -89,6 +105,37 @@ void run_alignment(const AlignmentArgs& args) {
     std::cout << fmt::format("{:>5} {:>22.4f} {:>22.4f}\n", l.layer, l.mixer_cos, l.mlp_cos);
 }
 
+void run_attention(const AnalyzeArgs& args) {
+  auto e = open_evaluation(args);
+  auto result = attention_diagnostics(*e->loaded.model, *e->loader, args.batches);
+  const std::string ckpt = e->loaded.checkpoint_dir.string();
+  if (args.json) {
+    nlohmann::json layers = nlohmann::json::array();
+    for (const auto& l : result.layers) {
+      nlohmann::json row = {{"layer", l.layer}, {"first_token_mass", l.first_token_mass}};
+      row["mean_gate"] = l.gated ? nlohmann::json(l.mean_gate) : nlohmann::json(nullptr);
+      layers.push_back(row);
+    }
+    std::cout << nlohmann::json{{"checkpoint", ckpt}, {"tokens", result.tokens}, {"layers", layers}}.dump(2) << "\n";
+    return;
+  }
+  std::cout << fmt::format("attention of {} over {} tokens\n", ckpt, result.tokens);
+  std::cout << fmt::format("{:>5} {:>18} {:>12}\n", "layer", "first-token mass", "mean gate");
+  for (const auto& l : result.layers)
+    std::cout << fmt::format("{:>5} {:>18.4f} {:>12}\n", l.layer, l.first_token_mass,
+                             l.gated ? fmt::format("{:.4f}", l.mean_gate) : "-");
+}
+
+// --ckpt, --data, --batches, --batch-size, --json: what every analysis of a checkpoint takes.
+void add_common_options(CLI::App* cmd, AnalyzeArgs& args) {
+  cmd->add_option("--ckpt", args.ckpt, "Run directory or checkpoint directory")->required();
+  cmd->add_option("--data", args.data, "Token shards / directories / globs, or a text file (byte-level models)")
+      ->required();
+  cmd->add_option("--batches", args.batches, "Batches to average over")->check(CLI::PositiveNumber);
+  cmd->add_option("--batch-size", args.batch_size, "Sequences per batch")->check(CLI::PositiveNumber);
+  cmd->add_flag("--json", args.json, "Print JSON");
+}
+
 }  // namespace
 
 void register_analyze(CLI::App& app) {
@@ -102,15 +149,21 @@ void register_analyze(CLI::App& app) {
       "  ember analyze alignment --ckpt runs/tiny --data data/pydoc/val_00000.bin\n"
       "  ember analyze alignment --ckpt runs/tiny/checkpoints/step_300 --data notes.txt --json\n"
       "  ember analyze alignment --ckpt runs/tiny --data data/pydoc/val_00000.bin --plot alignment.png");
-  auto args = std::make_shared<AlignmentArgs>();
-  align->add_option("--ckpt", args->ckpt, "Run directory or checkpoint directory")->required();
-  align->add_option("--data", args->data, "Token shards / directories / globs, or a text file (byte-level models)")
-      ->required();
-  align->add_option("--batches", args->batches, "Batches to average over")->check(CLI::PositiveNumber);
-  align->add_option("--batch-size", args->batch_size, "Sequences per batch")->check(CLI::PositiveNumber);
-  align->add_flag("--json", args->json, "Print JSON");
+  auto args = std::make_shared<AnalyzeArgs>();
+  add_common_options(align, *args);
   align->add_option("--plot", args->plot, "Also write both curves over depth as a PNG");
   align->callback([args] { run_alignment(*args); });
+
+  auto* attn = cmd->add_subcommand("attention",
+      "Per layer, the attention sink (mean attention on the first token) and the mean gate of gated attention");
+  attn->footer(
+      "Gated attention should drive both down during training (spec/mixers.md 3.2).\n"
+      "Examples:\n"
+      "  ember analyze attention --ckpt runs/gated --data data/pydoc/val_00000.bin\n"
+      "  ember analyze attention --ckpt runs/tiny --data data/pydoc/val_00000.bin --batches 32 --json");
+  auto attn_args = std::make_shared<AnalyzeArgs>();
+  add_common_options(attn, *attn_args);
+  attn->callback([attn_args] { run_attention(*attn_args); });
 }
 
 }  // namespace ember::cli

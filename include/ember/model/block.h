@@ -14,6 +14,7 @@ struct BlockTrace {
   at::Tensor mixer_out;
   at::Tensor mlp_residual;    // h = x + mixer_out: the stream the MLP output is added to
   at::Tensor mlp_out;
+  at::Tensor mixer_input;     // RMSNorm(x): what the mixer read
 };
 
 class Block : public torch::nn::Module {

@@ -25,6 +25,7 @@ class LanguageModel : public torch::nn::Module {
   std::vector<BlockTrace> trace(const at::Tensor& ids);  // per-block residual contributions
 
   const ModelConfig& config() const { return cfg_; }
+  const Rope& rope() const { return rope_; }
   Embedding& embedding() { return *embedding_; }
   std::vector<std::shared_ptr<Block>>& blocks() { return blocks_; }
   at::Tensor head_weight() const;  // V x D; the embedding table itself when tied

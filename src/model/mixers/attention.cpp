@@ -2,6 +2,7 @@
 #include "ember/model/init.h"
 
 #include <cmath>
+#include <limits>
 
 #include "ember/util/error.h"
 
@@ -28,26 +29,36 @@ at::Tensor Attention::gate_values(const at::Tensor& x) const {
   return at::sigmoid(at::linear(x, wg_)).view({x.size(0), x.size(1), n_heads_, width});  // G = sigmoid(X W_theta)
 }
 
-at::Tensor Attention::reference_attention(const at::Tensor& q, const at::Tensor& k,
-                                          const at::Tensor& v) {
+namespace {
+// P = softmax(Q K^T / sqrt(d_h) + causal mask) in >= fp32. q, k [B, H, T, d_h].
+at::Tensor causal_probabilities(const at::Tensor& q, const at::Tensor& k) {
   const int64_t T = q.size(-2);
-  const auto ct = q.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;  // softmax in >= fp32
-  auto scores = at::matmul(q.to(ct), k.to(ct).transpose(-2, -1)) /
-                std::sqrt(static_cast<double>(q.size(-1)));
+  const auto ct = q.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
+  auto scores = at::matmul(q.to(ct), k.to(ct).transpose(-2, -1)) / std::sqrt(static_cast<double>(q.size(-1)));
   auto future = at::ones({T, T}, at::kBool).triu(1);  // mask_{ij} = -inf for j > i
-  scores = scores.masked_fill(future, -std::numeric_limits<double>::infinity());
-  auto p = at::softmax(scores, -1);
-  return at::matmul(p.to(v.scalar_type()), v);
+  return at::softmax(scores.masked_fill(future, -std::numeric_limits<double>::infinity()), -1);
+}
+}  // namespace
+
+at::Tensor Attention::heads(const at::Tensor& x, const at::Tensor& w, int64_t h) const {
+  return at::linear(x, w).view({x.size(0), x.size(1), h, head_dim_}).transpose(1, 2);  // [B, h, T, d_h]
+}
+
+at::Tensor Attention::attention_probabilities(const at::Tensor& x, const Rope& rope) const {
+  auto q = rope.apply(heads(x, wq_, n_heads_)), k = rope.apply(heads(x, wk_, n_kv_heads_));
+  if (n_kv_heads_ != n_heads_) k = k.repeat_interleave(n_heads_ / n_kv_heads_, 1);
+  return causal_probabilities(q, k);
+}
+
+at::Tensor Attention::reference_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+  return at::matmul(causal_probabilities(q, k).to(v.scalar_type()), v);
 }
 
 at::Tensor Attention::forward(const at::Tensor& x, const Rope& rope) {
   const int64_t B = x.size(0), T = x.size(1);
-  auto heads = [&](const at::Tensor& w, int64_t h) {
-    return at::linear(x, w).view({B, T, h, head_dim_}).transpose(1, 2);  // [B, h, T, d_h]
-  };
-  auto q = rope.apply(heads(wq_, n_heads_));
-  auto k = rope.apply(heads(wk_, n_kv_heads_));
-  auto v = heads(wv_, n_kv_heads_);
+  auto q = rope.apply(heads(x, wq_, n_heads_));
+  auto k = rope.apply(heads(x, wk_, n_kv_heads_));
+  auto v = heads(x, wv_, n_kv_heads_);
   if (n_kv_heads_ != n_heads_) {  // GQA: each KV head serves n_heads/n_kv_heads query heads
     k = k.repeat_interleave(n_heads_ / n_kv_heads_, 1);
     v = v.repeat_interleave(n_heads_ / n_kv_heads_, 1);

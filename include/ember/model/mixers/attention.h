@@ -17,11 +17,15 @@ class Attention : public Mixer {
   // The gate of x [B, T, d]: [B, T, H, d_h] (elementwise) or [B, T, H, 1] (headwise); undefined
   // without a gate.
   at::Tensor gate_values(const at::Tensor& x) const;
+  bool gated() const { return wg_.defined(); }
+  // Attention probabilities P [B, H, T, T] of x [B, T, d] (explicit softmax, fp32 or wider).
+  at::Tensor attention_probabilities(const at::Tensor& x, const Rope& rope) const;
 
   // S = Q K^T / sqrt(d_h) + causal mask, P = softmax(S) in fp32, Y = P V. q,k,v [B, H, T, d_h].
   static at::Tensor reference_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v);
 
  private:
+  at::Tensor heads(const at::Tensor& x, const at::Tensor& w, int64_t h) const;  // [B, h, T, d_h]
   int64_t n_heads_, n_kv_heads_, head_dim_;
   bool reference_;
   std::string gate_;  // none | headwise | elementwise
