@@ -14,6 +14,8 @@ void ModelConfig::check(const ConfigChecker& c) const {
             fmt::format("n_heads = {} must be a multiple of n_kv_heads = {}", n_heads, kv_heads()));
   c.require(head_dim() % 2 == 0, "model.n_heads",
             fmt::format("head dim d_model/n_heads = {} must be even for RoPE", head_dim()));
+  c.require(mixer.kind == "gated_attention" || mixer.gate == "elementwise", "model.mixer.gate",
+            fmt::format("gate = {} applies to model.mixer.kind = gated_attention, not {}", mixer.gate, mixer.kind));
   try {
     layer_d_ff();  // the taper settings must keep the budget
   } catch (const ConfigError& e) {

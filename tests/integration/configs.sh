@@ -81,6 +81,8 @@ d, L = a["d_model"], len(a["layers"])
 assert b["mixer"] == "gated_attention" and a["mixer"] == "attention"
 assert b["total_params"] - a["total_params"] == L * d * d, (a["total_params"], b["total_params"])
 PY
+expect_error "model.mixer.gate: gate = headwise applies to model.mixer.kind = gated_attention, not attention" \
+  "$EMBER" inspect "$CONFIGS/tapered/cpu.yaml" --set model.mixer.gate=headwise
 expect_error "start = 1.6 and end = 0.5 must sum to 2" "$EMBER" inspect "$CONFIGS/tapered/cpu.yaml" \
   --set model.mlp.taper.schedule=cosine --set model.mlp.taper.start=1.6
 expect_error "3 groups do not divide n_layers = 8" "$EMBER" inspect "$CONFIGS/tapered/cpu.yaml" \
