@@ -13,6 +13,7 @@
 #include "ember/model/lm.h"
 #include "ember/train/adamw.h"
 #include "ember/train/autocast.h"
+#include "bench_shape.h"
 
 namespace {
 
@@ -48,15 +49,16 @@ int main(int argc, char** argv) {
     std::cerr << "usage: ember_embedding_step_bench V D L H D_FF B T ROUNDS [fp32|bf16] KIND [KIND...]\n";
     return 2;
   }
-  auto arg = [&](int i) { return std::stoll(argv[i]); };
-  ember::ModelConfig cfg;
-  cfg.vocab_size = arg(1), cfg.d_model = arg(2), cfg.n_layers = arg(3), cfg.n_heads = arg(4);
-  cfg.mlp.d_ff = arg(5);
-  const int64_t B = arg(6), T = arg(7), rounds = arg(8);
-  cfg.max_seq_len = T;
+  auto shape = ember::bench::parse_bench_shape(argv);
+  ember::ModelConfig cfg = shape.model;
+  const int64_t B = shape.batch, T = shape.seq_len, rounds = std::stoll(argv[8]);
   int first_kind = 9;
   const std::string precision = argv[9] == std::string("bf16") || argv[9] == std::string("fp32") ? argv[first_kind++] : "fp32";
   const bool bf16 = precision == "bf16";
+  if (first_kind >= argc || rounds < 1) {
+    std::cerr << "ember_embedding_step_bench: give ROUNDS >= 1 and at least one embedding KIND\n";
+    return 2;
+  }
   std::vector<Contender> all;
   for (int i = first_kind; i < argc; ++i) {
     cfg.embedding.kind = argv[i];

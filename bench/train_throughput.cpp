@@ -9,20 +9,18 @@
 #include "ember/train/adamw.h"
 #include "ember/train/autocast.h"
 #include "ember/train/peak_flops.h"
+#include "bench_shape.h"
 
 int main(int argc, char** argv) {
   if (argc < 9) {
     std::cerr << "usage: ember_train_bench V D L H D_FF B T STEPS [fp32|bf16] [tied|untied|lev|...]\n";
     return 2;
   }
-  auto arg = [&](int i) { return std::stoll(argv[i]); };
-  ember::ModelConfig cfg;
-  cfg.vocab_size = arg(1), cfg.d_model = arg(2), cfg.n_layers = arg(3), cfg.n_heads = arg(4);
-  cfg.mlp.d_ff = arg(5);
-  const int64_t B = arg(6), T = arg(7), steps = arg(8);
+  auto shape = ember::bench::parse_bench_shape(argv);
+  ember::ModelConfig cfg = shape.model;
+  const int64_t B = shape.batch, T = shape.seq_len, steps = std::stoll(argv[8]);
   const bool bf16 = argc > 9 && std::string(argv[9]) == "bf16";
   if (argc > 10) cfg.embedding.kind = argv[10];
-  cfg.max_seq_len = T;
   torch::manual_seed(0);
   ember::LanguageModel model(cfg);
   ember::OptimConfig ocfg;
