@@ -3,12 +3,13 @@
 #   bash bench/tokenizer_throughput.sh [build-dir] [MB]
 # Texts: English prose (the Python docs' reStructuredText, python3.11-doc) and the mixed text of
 # the differential test (prose, code, many scripts, whitespace runs). Rank files and regexes come
-# from ../shared/tokenizers (or $EMBER_TOKENIZER_DATA).
+# from third_party/tokenizers (or $EMBER_TOKENIZER_DATA).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${1:-$here/build}"
 mb="${2:-5}"
-data="${EMBER_TOKENIZER_DATA:-$here/../shared/tokenizers}"
+data="${EMBER_TOKENIZER_DATA:-$here/third_party/tokenizers}"
+[ -f "$data/encodings.json" ] || { echo "tokenizer data folder $data is missing (it ships in third_party/tokenizers)" >&2; exit 1; }
 py="${EMBER_PYTHON:-$HOME/.cache/ember/venv/bin/python}"
 ref="$here/tests/integration/tokenizer_reference.py"
 tmp="$(mktemp -d)"

@@ -46,10 +46,11 @@ PY
   "$venv/bin/pip" install -q -r "$here/scripts/requirements.txt"
 }
 
-# Tokenizer presets read <name>.tiktoken from the cache; fill it from ../shared/tokenizers if present.
+# Tokenizer presets read <name>.tiktoken from the cache; fill it from the rank files shipped in
+# third_party/tokenizers (licences in that folder), copying only files that changed.
 install_tokenizers() {
-  local src="$here/../shared/tokenizers" dst="${EMBER_TOKENIZER_DIR:-$HOME/.cache/ember/tokenizers}"
-  [ -d "$src" ] || return 0
+  local src="$here/third_party/tokenizers" dst="${EMBER_TOKENIZER_DIR:-$HOME/.cache/ember/tokenizers}"
+  [ -d "$src" ] || { log "tokenizers: $src is missing (incomplete checkout?)"; return 1; }
   mkdir -p "$dst"
   for f in "$src"/*.tiktoken; do
     [ -f "$f" ] && ! cmp -s "$f" "$dst/$(basename "$f")" && cp "$f" "$dst/" && log "tokenizers: $(basename "$f") -> $dst"

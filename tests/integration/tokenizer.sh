@@ -1,11 +1,15 @@
 # Tokenizer CLI: ids identical to Python tiktoken on mixed text for each published encoding,
 # decode(encode(x)) == x, training a BPE and using it through the same engine, clear errors.
 source "$(dirname "$0")/lib_common.sh"
+# The data ships in third_party/tokenizers; a missing folder or file is a failure, never a skip.
 DATA="${EMBER_TOKENIZER_DATA:-}"
-if [ -z "$DATA" ] || [ ! -f "$DATA/encodings.json" ]; then
-  echo "SKIP: EMBER_TOKENIZER_DATA (shared/tokenizers beside the repo) is absent"; exit 0
-fi
-"$PY" -c "import tiktoken" 2>/dev/null || { echo "SKIP: Python tiktoken is not installed"; exit 0; }
+[ -n "$DATA" ] || fail "EMBER_TOKENIZER_DATA is not set (tests/CMakeLists.txt points it at third_party/tokenizers)"
+[ -d "$DATA" ] || fail "tokenizer data folder $DATA is missing (it ships in the repo as third_party/tokenizers)"
+for f in encodings.json r50k_base.tiktoken cl100k_base.tiktoken o200k_base.tiktoken llama3.tiktoken; do
+  [ -s "$DATA/$f" ] || fail "tokenizer data file $DATA/$f is missing or empty (it ships in third_party/tokenizers)"
+done
+"$PY" -c "import tiktoken" 2>/dev/null \
+  || fail "Python tiktoken is not importable by $PY (the differential reference; run scripts/setup.sh or set EMBER_PYTHON)"
 export EMBER_TOKENIZER_DIR="$DATA"
 REF="$HERE/tokenizer_reference.py"
 

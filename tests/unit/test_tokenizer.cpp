@@ -1,5 +1,5 @@
 // Tokenizer engine: conformance with the published encodings (TestPlans.txt, read from
-// $EMBER_TOKENIZER_DATA), round trips on arbitrary bytes, BPE training.
+// $EMBER_TOKENIZER_DATA = third_party/tokenizers), round trips on arbitrary bytes, BPE training.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -30,10 +30,25 @@ fs::path data_dir() {
 #endif
 }
 
-#define REQUIRE_TOKENIZER_DATA()                                                          \
-  if (data_dir().empty() || !fs::exists(data_dir() / "encodings.json"))                  \
-    GTEST_SKIP() << "EMBER_TOKENIZER_DATA (the shared/tokenizers folder beside the repo) " \
-                    "is not set or absent"
+// The data ships in third_party/tokenizers: a missing folder or file fails the test, never skips.
+::testing::AssertionResult tokenizer_data_present() {
+  const fs::path d = data_dir();
+  if (d.empty())
+    return ::testing::AssertionFailure()
+           << "EMBER_TOKENIZER_DATA is not set (tests/CMakeLists.txt points it at third_party/tokenizers)";
+  if (!fs::is_directory(d))
+    return ::testing::AssertionFailure() << "tokenizer data folder " << d
+                                         << " is missing (it ships in the repo as third_party/tokenizers)";
+  for (const char* f : {"encodings.json", "TestPlans.txt", "r50k_base.tiktoken", "p50k_base.tiktoken",
+                        "cl100k_base.tiktoken", "o200k_base.tiktoken", "llama3.tiktoken"}) {
+    if (!fs::is_regular_file(d / f) || fs::file_size(d / f) == 0)
+      return ::testing::AssertionFailure() << "tokenizer data file " << (d / f)
+                                           << " is missing or empty (it ships in third_party/tokenizers)";
+  }
+  return ::testing::AssertionSuccess();
+}
+
+#define REQUIRE_TOKENIZER_DATA() ASSERT_TRUE(tokenizer_data_present())
 
 nlohmann::json encodings() {
   std::ifstream in(data_dir() / "encodings.json");
