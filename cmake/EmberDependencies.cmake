@@ -1,6 +1,10 @@
 # Third-party dependencies: LibTorch (PyPI wheel via CMAKE_PREFIX_PATH, or Debian's 1.13), and the
 # Debian -dev packages installed by scripts/setup.sh. fmt is used header-only: the torch wheel
-# ships fmt 12 headers ahead of Debian's fmt 9 on the include path (see docs/platform.md).
+# ships fmt 12 headers ahead of Debian's fmt 9 on the include path. spdlog is Debian's 1.10 (shared
+# libspdlog.so.1.10, SPDLOG_FMT_EXTERNAL, linked to libfmt.so.9); it does not compile against fmt 12,
+# so only src/util/log.cpp sees it, in the ember_log library without torch's include directories
+# (src/CMakeLists.txt, docs/platform.md). Both fmt versions then sit in one binary, apart in their
+# inline namespaces fmt::v12 and fmt::v9.
 # Torch's CMake adds -gencode flags for the CUDA architectures it detects or is told; with no GPU
 # its default list includes compute_50, which nvcc 13 rejects. Ampere and Hopper by default.
 if(NOT DEFINED ENV{TORCH_CUDA_ARCH_LIST})
@@ -12,6 +16,7 @@ find_package(yaml-cpp REQUIRED)
 find_package(CLI11 REQUIRED)
 find_package(nlohmann_json 3 REQUIRED)
 find_package(OpenSSL REQUIRED)
+find_package(spdlog REQUIRED)
 
 # Torch's exported flags carry the ABI define; keep them on every target that links torch.
 add_library(ember_torch INTERFACE)
@@ -19,6 +24,12 @@ target_link_libraries(ember_torch INTERFACE ${TORCH_LIBRARIES})
 target_include_directories(ember_torch SYSTEM INTERFACE ${TORCH_INCLUDE_DIRS})
 separate_arguments(_torch_flags UNIX_COMMAND "${TORCH_CXX_FLAGS}")
 target_compile_options(ember_torch INTERFACE $<$<COMPILE_LANGUAGE:CXX>:${_torch_flags}>)
+# ember_log (spdlog) is compiled without these flags, with the compiler's default new string ABI,
+# as Debian's libspdlog is; a LibTorch built for the old ABI cannot share std::string with it.
+if(TORCH_CXX_FLAGS MATCHES "_GLIBCXX_USE_CXX11_ABI=0")
+  message(FATAL_ERROR "ember: this LibTorch uses the pre-C++11 std::string ABI "
+    "(_GLIBCXX_USE_CXX11_ABI=0); Debian's spdlog and the other -dev libraries use the new one.")
+endif()
 message(STATUS "ember: Torch ${Torch_VERSION} from ${Torch_DIR}")
 
 # The PyPI wheel's libtorch_cuda.so needs the CUDA libraries of the venv's nvidia-* wheels (NCCL,

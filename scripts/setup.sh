@@ -12,7 +12,7 @@ build="${EMBER_BUILD:-$here/build}"
 
 apt_packages=(
   cmake g++ make ccache git pkg-config python3 python3-venv python3-pip
-  libyaml-cpp-dev libfmt-dev libcli11-dev nlohmann-json3-dev
+  libyaml-cpp-dev libfmt-dev libspdlog-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev libpcre2-dev libssl-dev libgloo-dev
   python3.11-doc linux-doc-6.1 bible-kjv bible-kjv-text debian-handbook
   libplplot-dev plplot-driver-cairo
