@@ -104,7 +104,7 @@ LeastSquaresResult levenberg_marquardt(const LeastSquaresProblem& p, std::vector
           }
         }
       }
-      lambda *= 10.0;
+      if (!improved) lambda *= 10.0;  // singular or uphill: damp harder and try again
     }
     if (!improved) {  // no step lowers the cost: a minimum
       res.converged = true;
