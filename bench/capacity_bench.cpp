@@ -1,4 +1,4 @@
-// Speed of the exact epsilon pass (spec/capacity.md) on a synthetic V x d matrix: prints one JSON
+// Speed of the exact epsilon pass (docs/capacity.md) on a synthetic V x d matrix: prints one JSON
 // line with the time, the matmul rate, and the time extrapolated to 128,256 x 4096 (Llama 3).
 // Usage: ember_capacity_bench V D [exact|moments|sampled|gram] [block]
 // ("gram" times the block matrix products alone, to separate them from the reduction.)

@@ -10,9 +10,11 @@
 #include <memory>
 #include <vector>
 
+#include "ember/model/embedding.h"
 #include "ember/model/lm.h"
 #include "ember/train/adamw.h"
-#include "ember/train/autocast.h"
+#include "ember/util/error.h"
+#include "ember/model/autocast.h"
 #include "bench_shape.h"
 
 namespace {
@@ -62,6 +64,12 @@ int main(int argc, char** argv) {
   std::vector<Contender> all;
   for (int i = first_kind; i < argc; ++i) {
     cfg.embedding.kind = argv[i];
+    try {
+      ember::embedding_kind(argv[i]);
+    } catch (const ember::ConfigError& e) {
+      std::cerr << "ember_embedding_step_bench: " << e.what() << "\n";
+      return 2;
+    }
     torch::manual_seed(0);  // the same body initialisation for every kind
     auto model = std::make_unique<ember::LanguageModel>(cfg);
     auto opt = std::make_unique<ember::AdamW>(model->named_parameters().pairs(), ember::OptimConfig{});

@@ -27,7 +27,10 @@ int main(int argc, char** argv) {
                 D = argc > 4 ? std::stoll(argv[4]) : 768, iters = argc > 5 ? std::stoll(argv[5]) : 3;
   torch::manual_seed(0);
   ember::LevConfig cfg;
-  cfg.impl = impl;
+  if (!ember::enum_from_name(impl, cfg.impl)) {
+    std::cerr << "ember_lev_spline_bench: IMPL is fused or reference, not '" << impl << "'\n";
+    return 2;
+  }
   ember::LevEmbedding lev(V, D, cfg);
   auto ids = torch::randint(0, V, {N}, torch::kLong);
   auto w = torch::randn({N, D});

@@ -7,7 +7,7 @@
 
 #include "ember/model/lm.h"
 #include "ember/train/adamw.h"
-#include "ember/train/autocast.h"
+#include "ember/model/autocast.h"
 #include "ember/train/peak_flops.h"
 #include "bench_shape.h"
 

@@ -1,4 +1,4 @@
-// LEV's spline tensor product (spec/leviathan.md steps 4-6) as one autograd-aware op:
+// LEV's spline tensor product (docs/leviathan.md steps 4-6) as one autograd-aware op:
 //   M[n, l, rho] = prod_d phi[n, l, d, rho],  phi = sum_m B~_m(u[n, l, d]) S[l, d, m, rho]
 // u [N, h, d_s] in [0, 1], S [h, d_s, kappa, r] -> M [N, h, r], computed in fp32 or fp64.
 // The fused kernels (CPU here, CUDA in lev_spline_cuda.cu) never materialise the basis or phi:

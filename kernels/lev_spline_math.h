@@ -1,4 +1,4 @@
-// Per-element math of the LEV spline generator (spec/leviathan.md, steps 4-6), shared by the CPU
+// Per-element math of the LEV spline generator (docs/leviathan.md, steps 4-6), shared by the CPU
 // and CUDA kernels: EMBER_HD marks functions for both host and device compilers.
 #pragma once
 

@@ -23,34 +23,37 @@ constexpr double kLnExactInteger = 36.7368005696771;
 }  // namespace
 
 double CapacityBound::value() const {
+  if (!defined) return std::numeric_limits<double>::quiet_NaN();
   if (ln_k > std::log(std::numeric_limits<double>::max())) return std::numeric_limits<double>::infinity();
   const double k = std::exp(ln_k);
   if (!integer_ceiling || ln_k >= kLnExactInteger) return k;
   return std::ceil(k - 1e-9 * k);  // robust to exp() rounding an integer up
 }
 
-double CapacityBound::log10() const { return ln_k / std::log(10.0); }
+double CapacityBound::log10() const {
+  return defined ? ln_k / std::log(10.0) : std::numeric_limits<double>::quiet_NaN();
+}
 
 CapacityBound full_form_capacity(double d, double eps, const FullFormConstants& k) {
   check_inputs(d, eps, "full-form capacity");
-  // spec/capacity.md: max_k = ceil( ( d exp( (eps^2 d^c / C)^(1/b) ) )^(1/a) ), taken in logs
+  // docs/capacity.md: max_k = ceil( ( d exp( (eps^2 d^c / C)^(1/b) ) )^(1/a) ), taken in logs
   const double inner = std::pow(eps * eps * std::pow(d, k.c) / k.C, 1.0 / k.b);
   return {(std::log(d) + inner) / k.a, true};
 }
 
 CapacityBound single_constant_capacity(double d, double eps, double C) {
   check_inputs(d, eps, "single-constant capacity");
-  return {std::log(d) + d * eps * eps / C};  // spec/capacity.md: k <= d exp(d eps^2 / C)
+  return {std::log(d) + d * eps * eps / C};  // docs/capacity.md: k <= d exp(d eps^2 / C)
 }
 
 CapacityBound jl_capacity(double d, double eps, double C) {
   check_inputs(d, eps, "Johnson-Lindenstrauss capacity");
-  return {d * eps * eps / C};  // spec/capacity.md: k <= exp(d eps^2 / C)
+  return {d * eps * eps / C};  // docs/capacity.md: k <= exp(d eps^2 / C)
 }
 
 double full_form_epsilon(double k, double d, const FullFormConstants& c) {
   if (k <= d) return 0.0;  // k <= d vectors can be exactly orthogonal
-  // spec/capacity.md: eps(k, d) = sqrt( C ln(k^a / d)^b / d^c ); the log's argument is clipped at
+  // docs/capacity.md: eps(k, d) = sqrt( C ln(k^a / d)^b / d^c ); the log's argument is clipped at
   // 1.00001 as in the paper's fit, so that a < 1 cannot produce the log of a number below 1.
   const double ratio = std::max(std::pow(k, c.a) / d, 1.00001);
   return std::sqrt(c.C * std::pow(std::log(ratio), c.b) / std::pow(d, c.c));
@@ -67,7 +70,7 @@ double jl_epsilon(double k, double d, double C) {
 }
 
 CapacityClass capacity_class(double eps) {
-  if (eps < 0.1) return CapacityClass::kNearOrthogonal;  // spec/capacity.md: finite for eps < 0.1
+  if (eps < 0.1) return CapacityClass::kNearOrthogonal;  // docs/capacity.md: finite for eps < 0.1
   if (eps > 0.2) return CapacityClass::kClass1;
   return CapacityClass::kIndeterminate;
 }
@@ -98,6 +101,10 @@ CapacityBounds capacity_bounds(double d, double eps, const FullFormConstants& co
   b.eps = eps;
   b.cls = capacity_class(eps);
   b.constants = constants;
+  if (!(eps > 0.0 && eps <= 1.0)) {  // degenerate: no formula applies
+    b.full = b.single = b.jl = b.jl_random = CapacityBound{0.0, false, false};
+    return b;
+  }
   b.full = full_form_capacity(d, eps, constants);
   b.single = single_constant_capacity(d, eps);
   b.jl = jl_capacity(d, eps);
@@ -106,6 +113,7 @@ CapacityBounds capacity_bounds(double d, double eps, const FullFormConstants& co
 }
 
 std::string format_capacity(const CapacityBound& b) {
+  if (!b.defined) return "n/a";
   const double v = b.value();
   if (!std::isfinite(v)) return fmt::format("10^{:.1f}", b.log10());
   return v < 1000 ? fmt::format("{:.3g}", v) : fmt::format("{:.2e}", v);  // 3 significant digits

@@ -10,7 +10,9 @@ namespace {
 nlohmann::json number_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); }
 
 nlohmann::json bound_json(const CapacityBound& b, const std::string& formula) {
-  return {{"value", number_or_null(b.value())}, {"log10", number_or_null(b.log10())}, {"formula", formula}};
+  nlohmann::json j = {{"value", number_or_null(b.value())}, {"log10", number_or_null(b.log10())}, {"formula", formula}};
+  if (!b.defined) j["note"] = "n/a: epsilon is outside (0, 1]";
+  return j;
 }
 
 std::string dtype_name(at::ScalarType t) {
@@ -60,6 +62,7 @@ CapacityReport capacity_report(const EmbeddingMatrix& m, const CapacityOptions& 
   if (!eo.progress_label.empty()) eo.progress_label += " " + m.input;
   r.estimate = estimate_epsilon(rows, eo);
   r.bounds = capacity_bounds(static_cast<double>(r.estimate.dim), r.estimate.epsilon(), o.constants);
+  r.bounds_3sigma = capacity_bounds(static_cast<double>(r.estimate.dim), r.estimate.epsilon_3sigma(), o.constants);
   return r;
 }
 
@@ -69,7 +72,7 @@ double vocabulary_directions(const CapacityReport& r) {
 }
 
 std::optional<CapacityBound> feature_directions(const CapacityReport& r) {
-  if (r.head.empty() || r.bounds.cls != CapacityClass::kNearOrthogonal) return std::nullopt;
+  if (r.head.empty() || r.bounds.cls != CapacityClass::kNearOrthogonal || !r.bounds.full.defined) return std::nullopt;
   // ln(k - n) = ln k + ln(1 - n / k), in logs because k may exceed any double
   const double ln_k = r.bounds.full.ln_k, ratio = vocabulary_directions(r) * std::exp(-ln_k);
   return CapacityBound{ratio >= 1.0 ? -INFINITY : ln_k + std::log1p(-ratio)};
@@ -115,6 +118,9 @@ nlohmann::json report_json(const CapacityReport& r) {
   const auto bounds = bounds_json(r.bounds);  // named: items() of a temporary would dangle
   for (const auto& [key, value] : bounds.items())
     if (key != "d" && key != "epsilon") j[key] = value;
+  const auto& b3 = r.bounds_3sigma;  // the exaggerated variant: every bound at mu + 3 sigma
+  j["capacity_3sigma"] = {{"epsilon", b3.eps}, {"class", class_label(b3.cls)}, {"capacity", headline(b3)},
+                          {"capacity_full_form", bound_json(b3.full, "full form at mu + 3 sigma")}};
   return j;
 }
 
@@ -142,16 +148,20 @@ std::string bounds_table(const std::vector<CapacityBounds>& rows) {
 std::string comparison_table(const std::vector<CapacityReport>& reports) {
   size_t width = 5;
   for (const auto& r : reports) width = std::max(width, std::min<size_t>(r.input.size(), 40));
-  std::string out = fmt::format("{:<{}} {:>8} {:>6} {:>9} {:>8} {:>8} {:>8} {:>6} {:>15} {:>10} {:>9} {:>8}\n",
+  std::string out = fmt::format("{:<{}} {:>8} {:>6} {:>9} {:>8} {:>8} {:>8} {:>6} {:>15} {:>10} {:>9} {:>13} {:>8}\n",
                                 "input", width, "V", "d", "mu", "sigma", "epsilon", "mu+3sig", "class",
-                                "capacity(full)", "single-C", "JL C=8", "mode");
+                                "capacity(full)", "single-C", "JL C=8", "cap(mu+3sig)", "mode");
   std::string notes;
   for (const auto& r : reports) {
     const auto& e = r.estimate;
-    out += fmt::format("{:<{}} {:>8} {:>6} {:>9.5f} {:>8.5f} {:>8.5f} {:>8.5f} {:>6} {:>15} {:>10} {:>9} {:>8}\n",
+    out += fmt::format("{:<{}} {:>8} {:>6} {:>9.5f} {:>8.5f} {:>8.5f} {:>8.5f} {:>6} {:>15} {:>10} {:>9} {:>13} {:>8}\n",
                        shorten(r.input, width), width, e.rows, e.dim, e.mu, e.sigma, e.epsilon(),
                        e.epsilon_3sigma(), class_label(r.bounds.cls), headline(r.bounds),
-                       format_capacity(r.bounds.single), format_capacity(r.bounds.jl), mode_cell(e));
+                       format_capacity(r.bounds.single), format_capacity(r.bounds.jl), headline(r.bounds_3sigma),
+                       mode_cell(e));
+    if (!r.bounds.full.defined)
+      notes += fmt::format("{}: epsilon {:.5f} is outside (0, 1] (a degenerate geometry): class {}, bounds n/a\n",
+                           r.input, e.epsilon(), class_label(r.bounds.cls));
     if (const auto features = feature_directions(r))
       notes += fmt::format("{}: {} head: the vocabulary takes ~{} = {} directions, leaving {} for features\n",
                            r.input, r.head, r.head == "tied" ? "V" : "2V",

@@ -4,11 +4,11 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
-#include "ember/eval/model_loader.h"
-#include "ember/train/safetensors.h"
+#include "ember/checkpoint/model_loader.h"
+#include "ember/io/safetensors.h"
 #include "ember/util/error.h"
 #include "ember/util/files.h"
-#include "ember/util/npy.h"
+#include "ember/io/npy.h"
 
 namespace ember {
 namespace {
@@ -36,11 +36,20 @@ bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// spec/capacity.md bookkeeping needs to know whether the head has its own V x d matrix.
+// docs/capacity.md bookkeeping needs to know whether the head has its own V x d matrix:
+// lm_head (transformers), embed_out (GPT-NeoX), output (Meta's Llama), head (ember).
 std::string head_of(const std::vector<std::string>& names) {
   for (const auto& n : names)
-    if (ends_with(n, "lm_head.weight") || n == "embed_out.weight" || n == "output.weight") return "untied";
+    if (ends_with(n, "lm_head.weight") || n == "embed_out.weight" || n == "output.weight" || n == "head.weight")
+      return "untied";
   return "tied";
+}
+
+// ember's model.safetensors of a generated input embedding (lev, albert, ...) has no table.
+bool is_ember_generated(const std::vector<std::string>& names) {
+  for (const auto& n : names)
+    if (n.rfind("embedding.", 0) == 0 && n != "embedding.weight") return true;
+  return false;
 }
 
 bool is_ember_dir(const fs::path& p) {
@@ -75,6 +84,9 @@ EmbeddingMatrix from_safetensors(const fs::path& file, const std::string& tensor
   out.format = "safetensors";
   std::vector<std::string> names;
   for (const auto& [name, e] : read_safetensors_header(file).tensors) names.push_back(name);
+  if (tensor.empty() && is_ember_generated(names))
+    throw DataError(file.string() + ": an ember model whose input embedding is generated (no V x D table); pass its "
+                                    "run or checkpoint directory so that ember materialises it");
   out.tensor = tensor.empty() ? find_embedding_tensor(names, file.string()) : tensor;
   if (tensor.empty()) out.head = head_of(names);
   out.matrix = load_safetensors_tensor(file, out.tensor);

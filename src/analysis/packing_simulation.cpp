@@ -34,12 +34,12 @@ uint64_t point_seed(uint64_t seed, const PackingPoint& p) {
 }  // namespace
 
 int packing_exponent(int64_t k, int64_t d) {
-  // spec/capacity.md: p = min(floor(M / ln d), 20), M = 40 if k <= 4000, 50 if d >= 3072, else 60
+  // docs/capacity.md: p = min(floor(M / ln d), 20), M = 40 if k <= 4000, 50 if d >= 3072, else 60
   const double M = k <= 4000 ? 40.0 : d >= 3072 ? 50.0 : 60.0;
   return static_cast<int>(std::min(std::floor(M / std::log(static_cast<double>(d))), 20.0));
 }
 
-double packing_learning_rate(int64_t d) { return d <= 1024 ? 0.005 : 0.0025; }  // spec/capacity.md
+double packing_learning_rate(int64_t d) { return d <= 1024 ? 0.005 : 0.0025; }  // docs/capacity.md
 
 double max_abs_cosine(const at::Tensor& rows, int64_t block) {
   double best = 0.0;
@@ -65,7 +65,7 @@ double random_packing_eps(int64_t k, int64_t d, int64_t draws, at::Device device
 
 at::Tensor packing_gradient(const at::Tensor& v, int p, double* max_abs_cos) {
   const auto norms = at::linalg_vector_norm(v, 2, {0}, true).clamp_min(1e-12);
-  const auto u = v / norms;  // the vectors re-normalised (spec/capacity.md: every step)
+  const auto u = v / norms;  // the vectors re-normalised (docs/capacity.md: every step)
   auto off = at::mm(u.t(), u);
   off.diagonal().zero_();  // G = U^T U off its unit diagonal
   if (max_abs_cos) *max_abs_cos = off.abs().max().item<double>();
@@ -85,7 +85,7 @@ at::Tensor packing_gradient(const at::Tensor& v, int p, double* max_abs_cos) {
 double optimised_packing_eps(int64_t k, int64_t d, int64_t steps, at::Device device, const PackingProgress& progress) {
   check_point(k, d, steps, "steps");
   torch::NoGradGuard no_grad;  // the gradient is written by hand (packing_gradient)
-  // spec/capacity.md: init N(0, 1), normalise columns (each column of the d x k matrix is a vector)
+  // docs/capacity.md: init N(0, 1), normalise columns (each column of the d x k matrix is a vector)
   auto v = at::randn({d, k}, at::TensorOptions().device(device));
   v = (v / at::linalg_vector_norm(v, 2, {0}, true)).requires_grad_(true);
   torch::optim::Adam adam({v}, torch::optim::AdamOptions(packing_learning_rate(d)));

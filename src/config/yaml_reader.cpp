@@ -60,7 +60,7 @@ void YamlReader::field(const char* key, double& out, Bound b) {
   check_bound(key, out, b);
 }
 
-void YamlReader::field(const char* key, bool& out, Bound) {
+void YamlReader::field(const char* key, bool& out) {
   YAML::Node n = lookup(key);
   if (!n) return;
   std::string s = scalar_of(key, n);
@@ -71,7 +71,7 @@ void YamlReader::field(const char* key, bool& out, Bound) {
   }
 }
 
-void YamlReader::field(const char* key, std::string& out, Bound) {
+void YamlReader::field(const char* key, std::string& out) {
   YAML::Node n = lookup(key);
   if (!n) return;
   out = n.IsNull() ? std::string() : scalar_of(key, n);
@@ -92,7 +92,7 @@ void YamlReader::field(const char* key, std::vector<double>& out, Bound b) {
   }
 }
 
-void YamlReader::field(const char* key, std::vector<std::string>& out, Bound) {
+void YamlReader::field(const char* key, std::vector<std::string>& out) {
   YAML::Node n = lookup(key);
   if (!n) return;
   out.clear();
@@ -117,6 +117,27 @@ void YamlReader::choice(const char* key, std::string& out, const std::vector<std
   std::string near = closest_match(s, options);
   fail(key, "expected one of " + list + ", got '" + s + "'" +
                 (near.empty() ? "" : " (did you mean '" + near + "'?)"));
+}
+
+void YamlReader::section_with(const char* key, const std::function<void(FieldVisitor&)>& body) {
+  YAML::Node child = lookup(key);
+  if (!child) return;
+  if (!child.IsMap()) fail(key, "expected a mapping of keys");
+  YamlReader sub(child, join(key), src_);
+  body(sub);
+  sub.finish();
+}
+
+void YamlReader::kind_sections(KindSections& sections, const std::vector<std::string>& used) {
+  for (const auto& [kind, opts] : sections.all()) {
+    KindOptions* options = opts.get();
+    section_with(kind.c_str(), [options](FieldVisitor& v) { options->fields(v); });
+  }
+}
+
+void YamlReader::moved(const char* old_key, const char* new_place) {
+  const YAML::Node& cnode = node_;
+  if (cnode[old_key]) fail(old_key, std::string("this key moved to ") + new_place);
 }
 
 void YamlReader::finish() const {

@@ -1,5 +1,7 @@
 #include "ember/data/loader.h"
 
+#include <fmt/format.h>
+
 #include <numeric>
 #include <random>
 
@@ -83,6 +85,35 @@ std::pair<std::string, int64_t> BatchLoader::next_position() const {
   if (state_.cursor >= windows_per_epoch()) return {"(next epoch)", 0};
   const Window& w = window_at(state_.cursor);
   return {shards_[w.shard]->path().string(), w.offset};
+}
+
+ComponentState BatchLoader::save_state() const {
+  const auto [shard, position] = next_position();
+  nlohmann::json j = state_.to_json();
+  j["shard"] = shard;  // informational
+  j["position"] = position;
+  return {{}, j};
+}
+
+void BatchLoader::load_state(const ComponentState& state, const std::string& where) {
+  try {
+    restore(LoaderState::from_json(state.json));
+  } catch (const nlohmann::json::exception& e) {
+    throw CheckpointError(where + ": the loader state in state.json is malformed: " + e.what());
+  } catch (const DataError& e) {
+    throw CheckpointError(where + ": " + e.what());
+  }
+}
+
+std::unique_ptr<BatchLoader> open_loader(const std::vector<std::string>& specs, const std::string& key,
+                                         const LoaderOptions& opt, int64_t vocab) {
+  auto loader = std::make_unique<BatchLoader>(resolve_shards(specs, key), opt);
+  const uint32_t max_id = loader->max_token();
+  if (static_cast<int64_t>(max_id) >= vocab)
+    throw DataError(fmt::format("{}: token id {} does not fit model.vocab_size = {} (wrong tokenizer or vocab size "
+                                "for this data?)",
+                                key, max_id, vocab));
+  return loader;
 }
 
 }  // namespace ember

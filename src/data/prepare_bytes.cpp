@@ -1,75 +1,50 @@
 #include "ember/data/prepare_bytes.h"
 
-#include "ember/util/log.h"
-
-#include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "ember/data/byte_tokens.h"
 #include "ember/data/document_source.h"
-#include "ember/data/shard.h"
+#include "ember/data/shard_writer.h"
 #include "ember/util/error.h"
 #include "ember/util/files.h"
 #include "ember/util/sha256.h"
 
 namespace ember {
-namespace {
-
-class ShardWriter {
- public:
-  ShardWriter(fs::path dir, std::string split, int64_t max_tokens)
-      : dir_(std::move(dir)), split_(std::move(split)), max_(max_tokens) {}
-  void add(const std::string& text) {
-    for (unsigned char c : text) tokens_.push_back(c == 0 ? ' ' : c);
-    tokens_.push_back(0);  // document separator
-    total_ += static_cast<int64_t>(text.size()) + 1;
-    if (static_cast<int64_t>(tokens_.size()) >= max_) flush();
-  }
-  void flush() {
-    if (tokens_.empty()) return;
-    auto path = dir_ / fmt::format("{}_{:05d}.bin", split_, written_.size());
-    write_shard(path, tokens_);
-    written_.push_back(path);
-    tokens_.clear();
-  }
-  int64_t total() const { return total_; }
-  const std::vector<fs::path>& written() const { return written_; }
-
- private:
-  fs::path dir_;
-  std::string split_;
-  int64_t max_, total_ = 0;
-  std::vector<uint32_t> tokens_;
-  std::vector<fs::path> written_;
-};
-
-}  // namespace
 
 PrepareSummary prepare_bytes(const BytePrepareOptions& opt) {
   const auto docs = list_documents(opt.inputs, opt.extensions, "prepare");
-  fs::create_directories(opt.out_dir);
-  ShardWriter train(opt.out_dir, "train", opt.shard_tokens), val(opt.out_dir, "val", opt.shard_tokens);
+  const fs::path staging = begin_staging(opt.out_dir);
+  ShardWriter train(staging, "train", opt.shard_tokens, kByteVocabSize);
+  ShardWriter val(staging, "val", opt.shard_tokens, kByteVocabSize);
   nlohmann::json sources = nlohmann::json::array();
   for (const auto& doc : docs) {
     const std::string text = read_text_file(doc);
     const bool is_val = document_goes_to_val(doc.string(), opt.val_fraction);
-    (is_val ? val : train).add(text);
+    std::vector<uint32_t> ids = byte_tokens(text);
+    ids.push_back(kByteDocumentSeparator);
+    (is_val ? val : train).add(ids, doc.string());
     sources.push_back({{"path", doc.string()}, {"sha256", sha256_hex(text)}, {"bytes", text.size()},
-                       {"split", is_val ? "val" : "train"}});
+                       {"tokens", ids.size()}, {"split", is_val ? "val" : "train"}});
   }
   train.flush();
   val.flush();
   if (train.written().empty() || val.written().empty())
     throw DataError("prepare: the split left train or val empty; use more documents or another --val-fraction");
-  nlohmann::json manifest = {{"tokenizer", "bytes"}, {"vocab_size", 256}, {"separator", 0},
+  std::vector<std::string> names = train.written();
+  names.insert(names.end(), val.written().begin(), val.written().end());
+  publish_shards(opt.out_dir, names);
+  write_file_atomic(opt.out_dir / "train_token_counts.json", nlohmann::json(train.counts()).dump() + "\n");
+  nlohmann::json manifest = {{"tokenizer", "bytes"}, {"vocab_size", kByteVocabSize}, {"separator", kByteDocumentSeparator},
+                             {"dtype", "uint16"}, {"val_fraction", opt.val_fraction},
                              {"train_tokens", train.total()}, {"val_tokens", val.total()},
-                             {"sources", sources}};
+                             {"train_shards", train.written()}, {"val_shards", val.written()},
+                             {"token_counts", "train_token_counts.json"}, {"sources", sources}};
   write_file_atomic(opt.out_dir / "manifest.json", manifest.dump(2) + "\n");
   PrepareSummary s;
   s.documents = static_cast<int64_t>(docs.size());
   s.train_tokens = train.total();
   s.val_tokens = val.total();
-  s.shards = train.written();
-  s.shards.insert(s.shards.end(), val.written().begin(), val.written().end());
+  for (const auto& n : names) s.shards.push_back(opt.out_dir / n);
   return s;
 }
 

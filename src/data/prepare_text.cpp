@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "ember/data/document_source.h"
-#include "ember/data/shard.h"
+#include "ember/data/shard_writer.h"
 #include "ember/data/tokenizer.h"
 #include "ember/data/tokenizer_presets.h"
 #include "ember/util/error.h"
@@ -30,37 +30,6 @@ struct Unit {
   bool val = false, end_of_doc = false;
   std::string text;
   std::vector<uint32_t> ids;
-};
-
-class ShardSink {
- public:
-  ShardSink(fs::path dir, std::string split, int64_t max_tokens, int64_t vocab)
-      : dir_(std::move(dir)), split_(std::move(split)), max_(max_tokens), vocab_(vocab) {}
-  void add(const std::vector<uint32_t>& ids, const std::string& where) {
-    for (const uint32_t id : ids)
-      if (id >= vocab_)
-        throw DataError("prepare: " + where + ": token id " + std::to_string(id) + " >= vocabulary size " +
-                        std::to_string(vocab_));
-    tokens_.insert(tokens_.end(), ids.begin(), ids.end());
-    total_ += static_cast<int64_t>(ids.size());
-    if (static_cast<int64_t>(tokens_.size()) >= max_) flush();
-  }
-  void flush() {
-    if (tokens_.empty()) return;
-    const auto name = fmt::format("{}_{:05d}.bin", split_, written_.size());
-    write_shard(dir_ / name, tokens_);
-    written_.push_back(name);
-    tokens_.clear();
-  }
-  int64_t total() const { return total_; }
-  const std::vector<std::string>& written() const { return written_; }
-
- private:
-  fs::path dir_;
-  std::string split_;
-  int64_t max_, vocab_, total_ = 0;
-  std::vector<uint32_t> tokens_;
-  std::vector<std::string> written_;
 };
 
 // Reads the documents as units: text files in newline-cut blocks, JSONL files line by line.
@@ -179,19 +148,6 @@ class Progress {
   Clock::time_point start_, last_;
 };
 
-fs::path staging_dir(const fs::path& out) { return out / ".incomplete"; }
-
-// Moves finished shards into out_dir, replacing the shards of an earlier prepare there.
-void publish(const fs::path& out, const std::vector<std::string>& names) {
-  for (const auto& e : fs::directory_iterator(out)) {
-    const std::string n = e.path().filename().string();
-    if ((n.rfind("train_", 0) == 0 || n.rfind("val_", 0) == 0) && e.path().extension() == ".bin")
-      fs::remove(e.path());
-  }
-  for (const auto& n : names) fs::rename(staging_dir(out) / n, out / n);
-  fs::remove_all(staging_dir(out));
-}
-
 }  // namespace
 
 PrepareSummary prepare_text(const TextPrepareOptions& opt) {
@@ -202,14 +158,9 @@ PrepareSummary prepare_text(const TextPrepareOptions& opt) {
   const auto docs = list_documents(opt.inputs, opt.extensions, "prepare");
   int64_t total_bytes = 0;
   for (const auto& d : docs) total_bytes += static_cast<int64_t>(fs::file_size(d));
-  fs::create_directories(opt.out_dir);
-  fs::remove(opt.out_dir / "manifest.json");  // an interrupted run must not look complete
-  fs::remove_all(staging_dir(opt.out_dir));
-  fs::create_directories(staging_dir(opt.out_dir));
-
-  ShardSink train(staging_dir(opt.out_dir), "train", opt.shard_tokens, tok.vocab_size());
-  ShardSink val(staging_dir(opt.out_dir), "val", opt.shard_tokens, tok.vocab_size());
-  std::vector<int64_t> counts(static_cast<size_t>(tok.vocab_size()), 0);
+  const fs::path staging = begin_staging(opt.out_dir);  // an interrupted run must not look complete
+  ShardWriter train(staging, "train", opt.shard_tokens, tok.vocab_size());
+  ShardWriter val(staging, "val", opt.shard_tokens, tok.vocab_size());
   std::vector<int64_t> source_tokens(docs.size(), 0);
   UnitReader reader(docs, opt);
   Progress progress(total_bytes, opt.progress);
@@ -226,8 +177,6 @@ PrepareSummary prepare_text(const TextPrepareOptions& opt) {
     for (auto& b : batch) {
       if (b.end_of_doc) b.ids.push_back(sep);
       (b.val ? val : train).add(b.ids, docs[b.source].string());
-      if (!b.val)
-        for (const uint32_t id : b.ids) ++counts[id];
       source_tokens[b.source] += static_cast<int64_t>(b.ids.size());
     }
     progress.update(reader.bytes_read());
@@ -245,8 +194,8 @@ PrepareSummary prepare_text(const TextPrepareOptions& opt) {
                        {"bytes", fs::file_size(docs[i])}, {"tokens", source_tokens[i]}});
   std::vector<std::string> names = train.written();
   names.insert(names.end(), val.written().begin(), val.written().end());
-  publish(opt.out_dir, names);
-  write_file_atomic(opt.out_dir / "train_token_counts.json", nlohmann::json(counts).dump() + "\n");
+  publish_shards(opt.out_dir, names);
+  write_file_atomic(opt.out_dir / "train_token_counts.json", nlohmann::json(train.counts()).dump() + "\n");
   nlohmann::json manifest = {
       {"tokenizer", tok.name()}, {"tokenizer_spec", opt.tokenizer}, {"tokenizer_sha256", tok.hash()},
       {"vocab_size", tok.vocab_size()}, {"separator", sep}, {"dtype", tok.vocab_size() <= 65536 ? "uint16" : "uint32"},

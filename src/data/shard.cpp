@@ -12,7 +12,7 @@
 
 #include "ember/util/error.h"
 #include "ember/util/files.h"
-#include "ember/util/npy.h"
+#include "ember/io/npy.h"
 
 namespace ember {
 

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "ember/train/autocast.h"
+#include "ember/model/autocast.h"
 
 namespace ember {
 

@@ -1,16 +1,13 @@
 #include "ember/model/block.h"
 
-#include <cmath>
-
 namespace ember {
 
-Block::Block(const ModelConfig& cfg, int64_t d_ff) {
+Block::Block(const ModelConfig& cfg, int64_t layer, int64_t d_ff) {
+  const MixerContext ctx = mixer_context(cfg, layer);
   mixer_norm_ = register_module("mixer_norm", std::make_shared<RMSNorm>(cfg.d_model, cfg.norm_eps));
-  mixer_ = register_module("mixer", make_mixer(cfg));
+  mixer_ = register_module("mixer", make_mixer(ctx));
   mlp_norm_ = register_module("mlp_norm", std::make_shared<RMSNorm>(cfg.d_model, cfg.norm_eps));
-  const double out_std =
-      cfg.scale_residual_init ? cfg.init_std / std::sqrt(2.0 * cfg.n_layers) : cfg.init_std;
-  mlp_ = register_module("mlp", std::make_shared<SwiGLU>(cfg.d_model, d_ff, cfg.init_std, out_std));
+  mlp_ = register_module("mlp", std::make_shared<SwiGLU>(cfg.d_model, d_ff, cfg.init_std, ctx.out_std));
 }
 
 at::Tensor Block::forward(const at::Tensor& x, const Rope& rope, BlockTrace* trace) {

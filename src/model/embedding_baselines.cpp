@@ -1,30 +1,58 @@
 #include "ember/model/embedding_baselines.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 
 #include "ember/model/init.h"
-#include "ember/model/lev.h"
 #include "ember/util/error.h"
 
 namespace ember {
 
-BaselineSizes baseline_sizes(const ModelConfig& cfg) {
-  const auto& e = cfg.embedding;
-  const double V = static_cast<double>(cfg.vocab_size), D = static_cast<double>(cfg.d_model);
-  const double P = static_cast<double>(lev_parameter_count(cfg.vocab_size, cfg.d_model, e.lev));
-  const double ds = static_cast<double>(e.lev.d_seed);
-  const double codebooks = static_cast<double>(e.lev.k * lev_base(cfg.vocab_size, e.lev.k)) * ds;
-  BaselineSizes s;
-  s.albert_dim = e.albert_dim > 0 ? e.albert_dim : std::max<int64_t>(1, std::llround(P / (V + D)));  // P = m (V + D)
-  s.seed_dim = e.seed_dim > 0 ? e.seed_dim : std::max<int64_t>(1, std::llround(P / (2 * V)));  // half to the table
-  const double m = e.kind == "factored_mlp" ? ds : static_cast<double>(s.seed_dim);
-  const double table = e.kind == "factored_mlp" ? codebooks : V * m;
-  // P = table + H (m + 1 + D) + D  (two linear layers with biases)
-  s.hidden = e.mlp_hidden > 0 ? e.mlp_hidden : std::llround((P - table - D) / (m + 1 + D));
-  if ((e.kind == "flat_mlp" || e.kind == "factored_mlp") && s.hidden < 1)
-    throw ConfigError("model.embedding.mlp_hidden: the " + e.kind + " input side cannot match P_LEV = " +
-                      std::to_string(static_cast<int64_t>(P)) + " (its table alone is larger); set mlp_hidden "
-                      "and seed_dim explicitly");
+void AlbertConfig::fields(FieldVisitor& v) { v.field("dim", dim, Bound::non_negative()); }
+
+void FlatMlpConfig::fields(FieldVisitor& v) {
+  v.field("seed_dim", seed_dim, Bound::non_negative());
+  v.field("hidden", hidden, Bound::non_negative());
+}
+
+void FactoredMlpConfig::fields(FieldVisitor& v) { v.field("hidden", hidden, Bound::non_negative()); }
+
+int64_t albert_dim(const AlbertConfig& cfg, int64_t vocab, int64_t dim, int64_t budget) {
+  if (cfg.dim > 0) return cfg.dim;
+  return std::max<int64_t>(1, std::llround(static_cast<double>(budget) / static_cast<double>(vocab + dim)));  // P = m (V + D)
+}
+
+namespace {
+
+// P = table + H (m + 1 + D) + D  (two linear layers with biases)
+int64_t matched_hidden(int64_t set, const char* key, int64_t table, int64_t m, int64_t dim, int64_t budget) {
+  if (set > 0) return set;
+  const int64_t hidden = std::llround(static_cast<double>(budget - table - dim) / static_cast<double>(m + 1 + dim));
+  if (hidden < 1)
+    throw ConfigError(fmt::format("{}: the input side cannot match the budget of {} parameters (its seed table "
+                                  "alone has {}); set it explicitly",
+                                  key, budget, table));
+  return hidden;
+}
+
+}  // namespace
+
+MlpEmbeddingShape flat_mlp_shape(const FlatMlpConfig& cfg, int64_t vocab, int64_t dim, int64_t budget) {
+  MlpEmbeddingShape s{vocab, dim};
+  s.seed_dim = cfg.seed_dim > 0 ? cfg.seed_dim
+                                : std::max<int64_t>(1, std::llround(static_cast<double>(budget) / (2.0 * vocab)));  // half to the table
+  s.hidden = matched_hidden(cfg.hidden, "model.embedding.flat_mlp.hidden", vocab * s.seed_dim, s.seed_dim, dim, budget);
+  return s;
+}
+
+MlpEmbeddingShape factored_mlp_shape(const FactoredMlpConfig& cfg, const LevConfig& lev, int64_t vocab,
+                                     int64_t dim, int64_t budget) {
+  MlpEmbeddingShape s{vocab, dim, lev.d_seed};
+  s.digits = lev.k;
+  s.base = lev_base(vocab, lev.k);
+  s.hidden = matched_hidden(cfg.hidden, "model.embedding.factored_mlp.hidden", s.digits * s.base * s.seed_dim,
+                            s.seed_dim, dim, budget);
   return s;
 }
 
@@ -35,30 +63,23 @@ AlbertEmbedding::AlbertEmbedding(int64_t vocab, int64_t dim, int64_t m, double i
 
 at::Tensor AlbertEmbedding::forward(const at::Tensor& ids) { return at::matmul(at::embedding(table_, ids), proj_); }
 
-MlpEmbedding::MlpEmbedding(const ModelConfig& cfg, bool compositional, const BaselineSizes& sizes)
-    : vocab_(cfg.vocab_size), compositional_(compositional) {
-  const double std = cfg.init_std;
-  int64_t m = sizes.seed_dim;
-  if (compositional) {
-    base_ = lev_base(cfg.vocab_size, cfg.embedding.lev.k);
-    m = cfg.embedding.lev.d_seed;
-    seeds_ = register_parameter("codebooks", normal_parameter({cfg.embedding.lev.k, base_, m}, std));
-  } else {
-    seeds_ = register_parameter("seeds", normal_parameter({cfg.vocab_size, m}, std));
-  }
-  w1_ = register_parameter("w1", normal_parameter({sizes.hidden, m}, std));
-  b1_ = register_parameter("b1", full_parameter({sizes.hidden}, 0.0));
-  w2_ = register_parameter("w2", normal_parameter({cfg.d_model, sizes.hidden}, std));
-  b2_ = register_parameter("b2", full_parameter({cfg.d_model}, 0.0));
+MlpEmbedding::MlpEmbedding(const MlpEmbeddingShape& shape, double std) : shape_(shape) {
+  if (shape.digits > 0)
+    seeds_ = register_parameter("codebooks", normal_parameter({shape.digits, shape.base, shape.seed_dim}, std));
+  else
+    seeds_ = register_parameter("seeds", normal_parameter({shape.vocab, shape.seed_dim}, std));
+  w1_ = register_parameter("w1", normal_parameter({shape.hidden, shape.seed_dim}, std));
+  b1_ = register_parameter("b1", full_parameter({shape.hidden}, 0.0));
+  w2_ = register_parameter("w2", normal_parameter({shape.dim, shape.hidden}, std));
+  b2_ = register_parameter("b2", full_parameter({shape.dim}, 0.0));
 }
 
 at::Tensor MlpEmbedding::forward(const at::Tensor& ids) {
   at::Tensor seed;
-  if (compositional_) {
-    auto flat = ids.reshape({-1});
+  if (shape_.digits > 0) {
     auto sizes = ids.sizes().vec();
-    sizes.push_back(seeds_.size(2));
-    seed = compositional_seed(seeds_, flat, base_).view(sizes);
+    sizes.push_back(shape_.seed_dim);
+    seed = compositional_seed(seeds_, ids.reshape({-1}), shape_.base).view(sizes);
   } else {
     seed = at::embedding(seeds_, ids);
   }

@@ -3,11 +3,28 @@
 #include <cmath>
 
 #include "ember/model/init.h"
-#include "ember/train/autocast.h"
+#include "ember/model/autocast.h"
 #include "ember/util/error.h"
 #include "kernels/lev_spline.h"
 
 namespace ember {
+
+void LevConfig::fields(FieldVisitor& v) {
+  v.field("k", k, Bound::positive());
+  v.field("d_seed", d_seed, Bound::positive());
+  v.field("heads", heads, Bound::positive());
+  v.field("knots", knots, Bound{3.0, 1e9, false, ">= 3"});
+  v.field("rank", rank, Bound::positive());
+  v.choice("squash", squash);
+  v.field("normalize_basis", normalize_basis);
+  v.field("learnable_knot_scale", learnable_knot_scale);
+  v.choice("impl", impl);
+}
+
+void LevConfig::check(const ConfigChecker& c, const std::string& path) const {
+  c.require(!learnable_knot_scale || impl == LevImpl::reference, path + ".learnable_knot_scale",
+            "needs " + path + ".impl = reference (the fused kernels assume the fixed knot grid)");
+}
 
 int64_t lev_base(int64_t vocab, int64_t k) {
   int64_t b = std::max<int64_t>(2, static_cast<int64_t>(std::floor(std::pow(static_cast<double>(vocab), 1.0 / k))));
@@ -51,7 +68,7 @@ at::Tensor compositional_seed(const at::Tensor& codebooks, const at::Tensor& ids
 LevEmbedding::LevEmbedding(int64_t vocab, int64_t dim, const LevConfig& cfg)
     : vocab_(vocab), dim_(dim), base_(lev_base(vocab, cfg.k)), cfg_(cfg) {
   const int64_t h = cfg.heads, ds = cfg.d_seed;
-  if (cfg.learnable_knot_scale && cfg.impl == "fused")
+  if (cfg.learnable_knot_scale && cfg.impl == LevImpl::fused)
     throw ConfigError("model.embedding.lev.learnable_knot_scale needs model.embedding.lev.impl = reference "
                       "(the fused kernels assume the fixed knot grid)");
   codebooks_ = register_parameter("codebooks", normal_parameter({cfg.k, base_, ds}, 0.02));
@@ -69,13 +86,13 @@ at::Tensor LevEmbedding::squashed_seeds(const at::Tensor& ids) {
   auto z = compositional_seed(codebooks_, ids, base_);                   // [N, d_s]
   auto s = at::einsum("nd,hed->nhe", {z, seed_proj_});                   // W_seed_l z, [N, h, d_s]
   auto ln = at::layer_norm(s, {cfg_.d_seed}, {}, {}, 1e-5) * ln_weight_ + ln_bias_;  // LayerNorm_l
-  return at::sigmoid(cfg_.squash == "sigmoid_half_ln" ? 0.5 * ln : ln);  // u_l in [0, 1]^{d_s}
+  return at::sigmoid(cfg_.squash == LevSquash::sigmoid_half_ln ? 0.5 * ln : ln);  // u_l in [0, 1]^{d_s}
 }
 
 at::Tensor LevEmbedding::generate(const at::Tensor& ids) {
   NoAutocastScope fp32(ids.device());  // basis and product always in fp32 (step 8)
   auto u = squashed_seeds(ids);
-  auto M = cfg_.impl == "fused" ? lev::spline_product(u, spline_, cfg_.normalize_basis)
+  auto M = cfg_.impl == LevImpl::fused ? lev::spline_product(u, spline_, cfg_.normalize_basis)
                                 : lev::spline_product_reference(u, spline_, cfg_.normalize_basis, knot_scale_);
   return at::matmul(M.reshape({M.size(0), -1}), out_proj_);  // E(i) = sum_l M_l W_out_l  (step 7)
 }

@@ -2,7 +2,6 @@
 #include "ember/model/init.h"
 
 #include "ember/model/mixers/attention.h"
-#include "ember/util/error.h"
 
 namespace ember {
 
@@ -12,7 +11,7 @@ LanguageModel::LanguageModel(const ModelConfig& cfg)
   const auto widths = cfg.layer_d_ff();
   auto layers = register_module("layers", torch::nn::ModuleList());
   for (int64_t l = 0; l < cfg.n_layers; ++l) {
-    blocks_.push_back(std::make_shared<Block>(cfg, widths[l]));
+    blocks_.push_back(std::make_shared<Block>(cfg, l, widths[l]));
     layers->push_back(blocks_.back());
   }
   final_norm_ = register_module("final_norm", std::make_shared<RMSNorm>(cfg.d_model, cfg.norm_eps));
@@ -49,9 +48,9 @@ at::Tensor LanguageModel::loss(const at::Tensor& ids, const at::Tensor& targets)
                                 targets.reshape({-1}));
 }
 
-void LanguageModel::set_reference_attention(bool on) {
+void LanguageModel::set_attention_impl(AttentionImpl impl) {
   for (auto& b : blocks_)
-    if (auto* attn = dynamic_cast<Attention*>(&b->mixer())) attn->set_reference(on);
+    if (auto* attn = dynamic_cast<Attention*>(&b->mixer())) attn->set_impl(impl);
 }
 
 int64_t LanguageModel::num_parameters() const {

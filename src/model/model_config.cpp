@@ -7,6 +7,52 @@
 
 namespace ember {
 
+void EmbeddingConfig::fields(FieldVisitor& v) {
+  v.choice("kind", kind, embedding_kind_names());
+  v.kind_sections(options, embedding_sections_used(kind));
+  v.field("output_scale", output_scale, Bound::positive());
+  v.moved("albert_dim", "model.embedding.albert.dim");
+  v.moved("seed_dim", "model.embedding.flat_mlp.seed_dim");
+  v.moved("mlp_hidden", "model.embedding.flat_mlp.hidden / model.embedding.factored_mlp.hidden");
+}
+
+void MixerConfig::fields(FieldVisitor& v) {
+  v.choice("kind", kind, mixer_kind_names());
+  v.kind_sections(options, mixer_sections_used(kind));
+  v.field("rope_base", rope_base, Bound::positive());
+  v.moved("gate", "model.mixer.gated_attention.gate");
+  v.moved("impl", "model.mixer.<kind>.impl (e.g. model.mixer.attention.impl)");
+}
+
+void TaperConfig::fields(FieldVisitor& v) {
+  v.choice("schedule", schedule);
+  v.field("start", start, Bound::positive());
+  v.field("end", end, Bound::positive());
+  v.field("steepness", steepness, Bound::positive());
+  v.field("multiple_of", multiple_of, Bound::positive());
+  v.field("groups", groups, Bound::positive());
+}
+
+void MlpConfig::fields(FieldVisitor& v) {
+  v.field("d_ff", d_ff, Bound::non_negative());
+  v.section("taper", taper);
+}
+
+void ModelConfig::fields(FieldVisitor& v) {
+  v.field("vocab_size", vocab_size, Bound::positive());
+  v.field("d_model", d_model, Bound::positive());
+  v.field("n_layers", n_layers, Bound::positive());
+  v.field("n_heads", n_heads, Bound::positive());
+  v.field("n_kv_heads", n_kv_heads, Bound::non_negative());
+  v.field("max_seq_len", max_seq_len, Bound::positive());
+  v.field("norm_eps", norm_eps, Bound::positive());
+  v.field("init_std", init_std, Bound::positive());
+  v.field("scale_residual_init", scale_residual_init);
+  v.section("embedding", embedding);
+  v.section("mixer", mixer);
+  v.section("mlp", mlp);
+}
+
 void ModelConfig::check(const ConfigChecker& c) const {
   c.require(d_model % n_heads == 0, "model.d_model",
             fmt::format("d_model = {} must be divisible by n_heads = {}", d_model, n_heads));
@@ -14,8 +60,8 @@ void ModelConfig::check(const ConfigChecker& c) const {
             fmt::format("n_heads = {} must be a multiple of n_kv_heads = {}", n_heads, kv_heads()));
   c.require(head_dim() % 2 == 0, "model.n_heads",
             fmt::format("head dim d_model/n_heads = {} must be even for RoPE", head_dim()));
-  c.require(mixer.kind == "gated_attention" || mixer.gate == "elementwise", "model.mixer.gate",
-            fmt::format("gate = {} applies to model.mixer.kind = gated_attention, not {}", mixer.gate, mixer.kind));
+  embedding.check_selected(c, "model.embedding");
+  mixer.check_selected(c, "model.mixer");
   try {
     layer_d_ff();  // the taper settings must keep the budget
   } catch (const ConfigError& e) {
@@ -29,8 +75,6 @@ int64_t ModelConfig::base_d_ff() const {
   return 256 * ((raw + 255) / 256);
 }
 
-std::vector<int64_t> ModelConfig::layer_d_ff() const {
-  return taper_widths(mlp.taper, n_layers, base_d_ff());
-}
+std::vector<int64_t> ModelConfig::layer_d_ff() const { return taper_widths(mlp.taper, n_layers, base_d_ff()); }
 
 }  // namespace ember

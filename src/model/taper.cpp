@@ -21,7 +21,7 @@ void check_positive(const std::vector<int64_t>& w, const TaperConfig& cfg) {
     if (w[l] <= 0)
       throw ConfigError(fmt::format("{}: schedule {} with start = {}, end = {} makes layer {} width {} "
                                     "(<= 0); raise end or multiple_of granularity",
-                                    kKey, cfg.schedule, cfg.start, cfg.end, l, w[l]));
+                                    kKey, enum_name(cfg.schedule), cfg.start, cfg.end, l, w[l]));
 }
 
 std::vector<int64_t> group_widths(const TaperConfig& cfg, int64_t L, int64_t d_base) {
@@ -45,34 +45,37 @@ std::vector<int64_t> group_widths(const TaperConfig& cfg, int64_t L, int64_t d_b
 }  // namespace
 
 double taper_profile(const TaperConfig& cfg, double t) {
-  if (cfg.schedule == "linear") return 1.0 - t;                             // f(t) = 1 - t
-  if (cfg.schedule == "cosine") return (1.0 + std::cos(M_PI * t)) / 2.0;   // f(t) = (1 + cos(pi t)) / 2
-  if (cfg.schedule == "sigmoid") {  // f(t) = (s(-k(t-1/2)) - s(-k/2)) / (s(k/2) - s(-k/2))
-    const double k = cfg.steepness;
-    return (logistic(-k * (t - 0.5)) - logistic(-k / 2)) / (logistic(k / 2) - logistic(-k / 2));
+  switch (cfg.schedule) {
+    case TaperSchedule::linear: return 1.0 - t;                            // f(t) = 1 - t
+    case TaperSchedule::cosine: return (1.0 + std::cos(M_PI * t)) / 2.0;  // f(t) = (1 + cos(pi t)) / 2
+    case TaperSchedule::sigmoid: {  // f(t) = (s(-k(t-1/2)) - s(-k/2)) / (s(k/2) - s(-k/2))
+      const double k = cfg.steepness;
+      return (logistic(-k * (t - 0.5)) - logistic(-k / 2)) / (logistic(k / 2) - logistic(-k / 2));
+    }
+    default: return 0.5;  // uniform: d_end + (d_start - d_end) / 2 = d_base when start + end = 2
   }
-  return 0.5;  // uniform: d_end + (d_start - d_end) / 2 = d_base when start + end = 2
 }
 
 std::vector<int64_t> taper_widths(const TaperConfig& cfg, int64_t L, int64_t d_base) {
-  if (cfg.schedule == "uniform") return std::vector<int64_t>(static_cast<size_t>(L), d_base);
+  if (cfg.schedule == TaperSchedule::uniform) return std::vector<int64_t>(static_cast<size_t>(L), d_base);
   const int64_t q = cfg.multiple_of;
   if (d_base % q != 0)
     throw ConfigError(fmt::format("{}.multiple_of: model.mlp.d_ff = {} is not a multiple of {}", kKey, d_base, q));
-  if (cfg.schedule == "groups") {
+  if (cfg.schedule == TaperSchedule::groups) {
     auto w = group_widths(cfg, L, d_base);
     check_positive(w, cfg);
     return w;
   }
   if (std::abs(cfg.start + cfg.end - 2.0) > 1e-9)
     throw ConfigError(fmt::format("{}: start = {} and end = {} must sum to 2 for the {} schedule to keep "
-                                  "the uniform budget", kKey, cfg.start, cfg.end, cfg.schedule));
+                                  "the uniform budget", kKey, cfg.start, cfg.end, enum_name(cfg.schedule)));
   const double d_start = cfg.start * d_base, d_end = cfg.end * d_base;
   std::vector<int64_t> w(static_cast<size_t>(L), d_base);  // an odd middle layer keeps d_base
   for (int64_t l = 0; l < L / 2; ++l) {
-    const double t = L == 1 ? 0.0 : static_cast<double>(l) / (L - 1);
-    w[l] = l == 0 ? round_to(d_start, q) : round_to(d_end + (d_start - d_end) * taper_profile(cfg, t), q);
-    w[L - 1 - l] = 2 * d_base - w[l];  // pairing keeps the budget exact after rounding
+    const double t = static_cast<double>(l) / static_cast<double>(L - 1);
+    // The first width is pinned to round(start d_base), the interior rounded to a multiple of q.
+    w[l] = l == 0 ? std::llround(d_start) : round_to(d_end + (d_start - d_end) * taper_profile(cfg, t), q);
+    w[L - 1 - l] = 2 * d_base - w[l];  // pairing keeps the budget exact: the last is round(end d_base)
   }
   check_positive(w, cfg);
   return w;

@@ -5,33 +5,21 @@
 
 #include <cmath>
 
-#include "ember/config/yaml_writer.h"
-#include "ember/train/autocast.h"
+#include "ember/model/autocast.h"
 #include "ember/train/lr_schedule.h"
 #include "ember/train/peak_flops.h"
 #include "ember/train/preemption.h"
 #include "ember/util/error.h"
 #include "ember/util/files.h"
 #include "ember/util/progress.h"
-#include "ember/util/sha256.h"
 
 namespace ember {
 namespace {
 
-std::string model_hash(const ModelConfig& m) {
-  ModelConfig copy = m;
-  YAML::Emitter out;
-  out << YAML::BeginMap;
-  YamlWriter w(out);
-  copy.fields(w);
-  out << YAML::EndMap;
-  return sha256_hex(out.c_str());
-}
-
-at::Device pick_device(const std::string& want) {
-  if (want == "cuda" && !torch::cuda::is_available())
+at::Device pick_device(DeviceChoice want) {
+  if (want == DeviceChoice::cuda && !torch::cuda::is_available())
     throw ConfigError("train.device: 'cuda' requested but no CUDA device is available");
-  if (want == "cuda" || (want == "auto" && torch::cuda::is_available())) return at::kCUDA;
+  if (want == DeviceChoice::cuda || (want == DeviceChoice::automatic && torch::cuda::is_available())) return at::kCUDA;
   return at::kCPU;
 }
 
@@ -47,28 +35,25 @@ Trainer::Trainer(Config cfg, TrainOptions opt) : cfg_(std::move(cfg)), opt_(std:
   if (cfg_.train.threads > 0) at::set_num_threads(static_cast<int>(cfg_.train.threads));
 }
 
+Trainer::~Trainer() {
+  if (lock_) log::remove_file_sink(run_dir_ / "train.log");
+}
+
 void Trainer::open_data() {
   LoaderOptions o;
   o.batch = cfg_.train.micro_batch;
   o.seq_len = cfg_.train.seq_len;
   o.seed = static_cast<uint64_t>(cfg_.train.seed);
-  train_loader_ = std::make_unique<BatchLoader>(resolve_shards(cfg_.data.train, "data.train"), o);
+  train_loader_ = open_loader(cfg_.data.train, "data.train", o, cfg_.model.vocab_size);
   if (!cfg_.data.val.empty()) {
     o.shuffle = false;
-    val_loader_ = std::make_unique<BatchLoader>(resolve_shards(cfg_.data.val, "data.val"), o);
-  }
-  for (auto* loader : {train_loader_.get(), val_loader_.get()}) {
-    if (!loader) continue;
-    const uint32_t max_id = loader->max_token();
-    if (max_id >= static_cast<uint32_t>(cfg_.model.vocab_size))
-      throw DataError(fmt::format("{}: token id {} does not fit model.vocab_size = {} (wrong tokenizer "
-                                  "or vocab size for this data?)",
-                                  loader == train_loader_.get() ? "data.train" : "data.val", max_id,
-                                  cfg_.model.vocab_size));
+    val_loader_ = open_loader(cfg_.data.val, "data.val", o, cfg_.model.vocab_size);
   }
 }
 
 void Trainer::open_run_dir() {
+  lock_ = std::make_unique<RunLock>(run_dir_);  // before anything in the run directory changes
+  log::add_file_sink(run_dir_ / "train.log");    // every console line also goes to the run
   checkpointer_ = std::make_unique<Checkpointer>(run_dir_, cfg_.checkpoint.keep);
   const bool has_ckpt = fs::exists(checkpointer_->checkpoints_dir());
   if (!opt_.resume && has_ckpt)
@@ -81,39 +66,14 @@ void Trainer::open_run_dir() {
   if (!opt_.resume) metrics_->truncate_after(-1);
 }
 
-void Trainer::restore(const CheckpointData& ckpt) {
-  const std::string where = "checkpoint '" + ckpt.dir.string() + "'";
-  TrainState s = TrainState::from_json(ckpt.state, where);
-  if (s.model_hash != state_.model_hash)
-    throw CheckpointError(where + " was trained with a different model config; resume needs the same model.* keys");
-  at::NoGradGuard no_grad;
-  for (auto& item : model_->named_parameters()) {
-    const std::string& name = item.key();
-    at::Tensor& p = item.value();
-    auto it = ckpt.model.find(name);
-    if (it == ckpt.model.end()) throw CheckpointError(where + ": model.safetensors lacks '" + name + "'");
-    p.copy_(it->second);
-  }
-  optimizer_->load_state_tensors(ckpt.optim, where);
-  train_loader_->restore(s.loader);
-  restore_cpu_rng_state(s.rng_state);
-  s.config_hash = state_.config_hash;
-  state_ = s;
-  metrics_->truncate_after(state_.step);
-  log::info("resumed from {} at step {} ({} tokens seen)", ckpt.dir.string(), state_.step, state_.tokens_seen);
+NamedComponents Trainer::components() {
+  // The train state first: it refuses a checkpoint of another model before anything is loaded.
+  return {{"train", &state_}, {"model", model_state_.get()}, {"optim", optimizer_.get()},
+          {"loader", train_loader_.get()}, {"rng", &rng_}};
 }
 
 void Trainer::save_checkpoint() {
-  auto pos = train_loader_->next_position();
-  state_.loader = train_loader_->state();
-  state_.next_shard = pos.first;
-  state_.next_position = pos.second;
-  state_.rng_state = cpu_rng_state_hex();
-  CheckpointData data;
-  for (const auto& item : model_->named_parameters()) data.model[item.key()] = item.value();
-  data.optim = optimizer_->state_tensors();
-  data.state = state_.to_json();
-  auto dir = checkpointer_->save(data, state_.step);
+  auto dir = checkpointer_->save(save_components(components()), state_.step);
   log::info("checkpoint {}", dir.string());
 }
 
@@ -122,7 +82,7 @@ bool Trainer::train_step() {
   last_lr_ = learning_rate(cfg_.optim, state_.step, cfg_.train.steps);
   double loss_sum = 0.0;
   {
-    AutocastScope autocast(device_, cfg_.train.precision == "bf16");
+    AutocastScope autocast(device_, cfg_.train.precision == Precision::bf16);
     for (int64_t micro = 0; micro < accum; ++micro) {
       auto batch = train_loader_->next().to(device_);
       const int64_t T = batch.size(1) - 1;
@@ -142,7 +102,7 @@ bool Trainer::train_step() {
   const std::string what = fmt::format("non-finite {} at step {} (loss {}, grad norm {})",
                                        std::isfinite(last_loss_) ? "gradient" : "loss", state_.step,
                                        last_loss_, last_grad_norm_);
-  if (cfg_.train.on_nonfinite == "stop")
+  if (cfg_.train.on_nonfinite == OnNonfinite::stop)
     throw Error(what + "; lower optim.lr, or set train.on_nonfinite=skip to skip such steps");
   state_.skipped_steps += 1;
   log::warn("{}: step skipped ({} so far)", what, state_.skipped_steps);
@@ -171,7 +131,7 @@ void Trainer::evaluate(bool final_eval) {
   if (!val_loader_) return;
   model_->eval();
   last_eval_ = evaluate_perplexity(*model_, *val_loader_, cfg_.eval.batches, device_,
-                                   cfg_.train.precision == "bf16");
+                                   cfg_.train.precision == Precision::bf16);
   model_->train();
   log::info("eval  step {:>6} | val loss {:.4f} | val ppl {:.3f}{}", state_.step, last_eval_->loss,
                last_eval_->perplexity, final_eval ? " (final)" : "");
@@ -190,16 +150,22 @@ TrainSummary Trainer::run() {
   torch::manual_seed(static_cast<uint64_t>(cfg_.train.seed));
   model_ = std::make_shared<LanguageModel>(cfg_.model);
   model_->to(device_);
+  model_state_ = std::make_unique<ModuleState>(*model_);
   optimizer_ = std::make_unique<AdamW>(model_->named_parameters().pairs(), cfg_.optim);
   state_.config_hash = config_hash(cfg_);
   state_.model_hash = model_hash(cfg_.model);
   open_run_dir();
   if (opt_.resume) {
     auto ckpt = checkpointer_->load_latest([](const std::string& m) { log::warn("{}", m); });
-    if (ckpt) restore(*ckpt);
-    else log::warn("--resume: no complete checkpoint in '{}', starting from step 0", run_dir_.string());
+    if (ckpt) {
+      restore_components(*ckpt, components());
+      metrics_->truncate_after(state_.step);
+      log::info("resumed from {} at step {} ({} tokens seen)", ckpt->dir.string(), state_.step, state_.tokens_seen);
+    } else {
+      log::warn("--resume: no complete checkpoint in '{}', starting from step 0", run_dir_.string());
+    }
   }
-  peak_flops_ = measure_matmul_peak(device_, cfg_.train.precision == "bf16" ? at::kBFloat16 : at::kFloat);
+  peak_flops_ = measure_matmul_peak(device_, cfg_.train.precision == Precision::bf16 ? at::kBFloat16 : at::kFloat);
   log::info("run {} | {} parameters | {:.3g} GFLOP/token | matmul peak {:.1f} GFLOP/s",
                run_dir_.string(), model_->num_parameters(),
                model_->train_flops_per_token(cfg_.train.seq_len) / 1e9, peak_flops_ / 1e9);

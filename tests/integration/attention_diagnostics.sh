@@ -29,16 +29,18 @@ T = 32
 want = sum(1.0 / (t + 1) for t in range(1, T)) / (T - 1)
 c = json.load(open("crafted.json"))
 assert c["tokens"] == 2 * 8 * 32, c["tokens"]
+assert len(c["layers"]) == 2, c  # the tiny config has two layers
 for layer in c["layers"]:
     assert abs(layer["first_token_mass"] - want) < 1e-6, (layer, want)
     assert layer["mean_gate"] == 0.5, layer
 t = json.load(open("trained.json"))
+assert len(t["layers"]) == 2, t
 assert all(0 < l["first_token_mass"] <= 1 and 0 < l["mean_gate"] < 1 for l in t["layers"]), t
 PY
 # A plain attention model has no gate: null in JSON, "-" in the table.
 "$EMBER" train -c a.yaml --set train.steps=5 --set optim.warmup_steps=1 --set log.name=plain >/dev/null 2>&1 || fail "training plain"
 "$EMBER" analyze attention --ckpt runs/plain --data data/val_000.bin --batches 1 --json >plain.json || fail "plain"
-"$PY" -c "import json; assert all(l['mean_gate'] is None for l in json.load(open('plain.json'))['layers'])" \
+"$PY" -c "import json; l = json.load(open('plain.json'))['layers']; assert len(l) == 2 and all(x['mean_gate'] is None for x in l)" \
   || fail "plain attention reports a gate"
 "$EMBER" analyze attention --ckpt runs/plain --data data/val_000.bin --batches 1 | grep -q "first-token mass" \
   || fail "table output"

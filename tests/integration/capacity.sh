@@ -106,4 +106,17 @@ expect_error "'missing' does not exist" "$EMBER" capacity missing
 expect_error "--sample and --moments exclude each other" "$EMBER" capacity hf --sample 10 --moments
 expect_error "capacity: give one or more inputs" "$EMBER" capacity
 expect_error "epsilon must be in (0, 1]" "$EMBER" capacity bound --d 4096 --eps 0
+# A degenerate matrix (nearly parallel rows: mu + 2 sigma > 1) is a result, not an error.
+"$PY" -c "
+import numpy as np
+m = np.zeros((42, 16), dtype=np.float32); m[:40, 0] = 1; m[40, 1] = 1; m[41, 2] = 1
+np.save('degenerate.npy', m)"
+"$EMBER" capacity degenerate.npy --json >degenerate.json || fail "a degenerate matrix failed the command"
+"$PY" - <<'PY' || fail "degenerate report"
+import json
+r = json.load(open("degenerate.json"))[0]
+assert r["epsilon"] > 1 and r["class"] == "1" and r["capacity"] == "indeterminate", r
+assert r["capacity_full_form"]["value"] is None and r["capacity_jl"]["value"] is None, r
+PY
+"$EMBER" capacity degenerate.npy | grep -q "outside (0, 1\]" || fail "the table does not say the epsilon is degenerate"
 echo "ember capacity works end to end"

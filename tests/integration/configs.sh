@@ -3,6 +3,36 @@
 source "$(dirname "$0")/lib_common.sh"
 CONFIGS="$EMBER_SOURCE_DIR/configs"
 "$EMBER" config -c "$CONFIGS/tiny.yaml" >/dev/null || fail "tiny.yaml does not validate"
+# The resolved config reads back as numbers in YAML 1.1 readers (PyYAML, hence OmegaConf), which
+# take "1e-06" for a string: ember writes 1.0e-06.
+"$EMBER" config -c "$CONFIGS/tiny.yaml" --set model.norm_eps=1e-6 --set optim.eps=1e-8 --set optim.lr=2e-3 >resolved.yaml
+"$PY" - <<'PY' || fail "PyYAML reads a number in the resolved config as a string"
+import yaml
+d = yaml.safe_load(open("resolved.yaml"))
+assert d["model"]["norm_eps"] == 1e-6 and isinstance(d["model"]["norm_eps"], float), d["model"]["norm_eps"]
+assert d["optim"]["eps"] == 1e-8 and d["optim"]["lr"] == 2e-3, d["optim"]
+assert isinstance(d["model"]["mixer"]["rope_base"], float), d["model"]["mixer"]
+def leaves(x, path=""):
+    if isinstance(x, dict):
+        for k, v in x.items():
+            yield from leaves(v, f"{path}.{k}" if path else k)
+    elif isinstance(x, list):
+        for v in x:
+            yield from leaves(v, path)
+    else:
+        yield path, x
+n = 0
+for path, v in leaves(d):
+    n += 1
+    if isinstance(v, str):
+        try:
+            float(v)
+        except ValueError:
+            continue
+        raise AssertionError(f"{path}: {v!r} read as a string")
+assert n > 50, n
+PY
+"$EMBER" config -c resolved.yaml >again.yaml && cmp resolved.yaml again.yaml || fail "the resolved config does not round-trip"
 for scale in cpu:0 440m:439.6 760m:766.8 1.3b:1308.7; do
   name=${scale%%:*}; want=${scale#*:}
   for overlay in uniform linear cosine sigmoid wider_early wider_middle wider_late; do
@@ -27,17 +57,27 @@ if want:
 print(name, base["total_params"], [l["d_ff"] for l in runs["cosine"]["layers"]])
 PY
 done
+# Every embedding kind of the registry has an overlay in configs/leviathan.
+KINDS=$("$EMBER" config --kinds --json | "$PY" -c '
+import json, sys
+seams = {s["key"]: [k["kind"] for k in s["kinds"]] for s in json.load(sys.stdin)}
+print(" ".join(seams["model.embedding.kind"]))')
+[ "$(echo $KINDS | wc -w)" -ge 6 ] || fail "config --kinds lists too few embedding kinds: $KINDS"
+for kind in $KINDS; do
+  [ -f "$CONFIGS/leviathan/$kind.yaml" ] || fail "embedding kind $kind has no overlay configs/leviathan/$kind.yaml"
+done
+export KINDS
 # Leviathan: every scale x embedding kind validates; the input sides of the ablation are parameter
 # matched to LEV, and untied adds exactly one V x D table to tied.
 for scale in cpu 200m 400m 1.2b; do
-  for kind in tied untied albert flat_mlp factored_mlp lev; do
+  for kind in $KINDS; do
     "$EMBER" inspect -c "$CONFIGS/leviathan/$scale.yaml" "$CONFIGS/leviathan/$kind.yaml" --json >"lev.$scale.$kind.json" \
       || fail "leviathan/$scale.yaml + $kind.yaml does not validate"
   done
   "$PY" - "$scale" <<'PY' || fail "leviathan $scale: parameter bookkeeping is off"
-import json, sys
+import json, os, sys
 s = sys.argv[1]
-r = {k: json.load(open(f"lev.{s}.{k}.json")) for k in ["tied", "untied", "albert", "flat_mlp", "factored_mlp", "lev"]}
+r = {k: json.load(open(f"lev.{s}.{k}.json")) for k in os.environ["KINDS"].split()}
 table = r["tied"]["embedding_params"]
 assert r["untied"]["total_params"] - r["tied"]["total_params"] == table
 lev = r["lev"]["embedding_params"]
@@ -54,18 +94,19 @@ for k in ["albert", "flat_mlp", "factored_mlp", "lev"]:
     assert r[k]["lev_budget_params"] == lev, (k, r[k]["lev_budget_params"], lev)
     assert abs(r[k]["embedding_vs_lev"] - (r[k]["embedding_params"] / lev - 1)) < 1e-12
 assert "lev_budget_params" not in r["tied"] and "lev_budget_params" not in r["untied"]
+assert r["albert"]["embedding_step"] == step, r["albert"]["embedding_step"]
 print(s, "tied", r["tied"]["total_params"], "untied", r["untied"]["total_params"], "lev", r["lev"]["total_params"],
       "P_LEV", lev)
 PY
 done
 # The BPE overlay of the CPU ablation: every kind validates and the generators match P_LEV.
-for kind in tied untied albert flat_mlp factored_mlp lev; do
+for kind in $KINDS; do
   "$EMBER" inspect -c "$CONFIGS/leviathan/cpu.yaml" -c "$CONFIGS/leviathan/cpu_bpe.yaml" \
     "$CONFIGS/leviathan/$kind.yaml" --json >"bpe.$kind.json" || fail "cpu_bpe.yaml + $kind.yaml does not validate"
 done
 "$PY" - <<'PY' || fail "cpu_bpe: bookkeeping is off"
-import json
-r = {k: json.load(open(f"bpe.{k}.json")) for k in ["tied", "untied", "albert", "flat_mlp", "factored_mlp", "lev"]}
+import json, os
+r = {k: json.load(open(f"bpe.{k}.json")) for k in os.environ["KINDS"].split()}
 assert all(x["vocab_size"] == 8192 for x in r.values())
 assert r["tied"]["embedding_params"] == 8192 * 128
 for k in ["flat_mlp", "factored_mlp", "lev"]:
@@ -78,11 +119,17 @@ PY
 import json
 a, b = json.load(open("gated.json"))
 d, L = a["d_model"], len(a["layers"])
+assert L == 6 and len(b["layers"]) == L, (L, len(b["layers"]))  # tapered/cpu.yaml has 6 layers
 assert b["mixer"] == "gated_attention" and a["mixer"] == "attention"
 assert b["total_params"] - a["total_params"] == L * d * d, (a["total_params"], b["total_params"])
 PY
-expect_error "model.mixer.gate: gate = headwise applies to model.mixer.kind = gated_attention, not attention" \
+# Each kind's options live in its own section; the old flat keys say where they went.
+expect_error "model.mixer.gate: this key moved to model.mixer.gated_attention.gate" \
   "$EMBER" inspect "$CONFIGS/tapered/cpu.yaml" --set model.mixer.gate=headwise
+expect_error "model.mixer.gated_attention.gate: expected one of elementwise | headwise | none, got 'heads'" \
+  "$EMBER" inspect "$CONFIGS/tapered/cpu.yaml" --set model.mixer.gated_attention.gate=heads
+expect_error "unknown key 'model.mixer.gated_atention' (did you mean 'model.mixer.gated_attention'?)" \
+  "$EMBER" inspect "$CONFIGS/tapered/cpu.yaml" --set model.mixer.gated_atention.gate=headwise
 expect_error "start = 1.6 and end = 0.5 must sum to 2" "$EMBER" inspect "$CONFIGS/tapered/cpu.yaml" \
   --set model.mlp.taper.schedule=cosine --set model.mlp.taper.start=1.6
 expect_error "3 groups do not divide n_layers = 8" "$EMBER" inspect "$CONFIGS/tapered/cpu.yaml" \
@@ -91,6 +138,6 @@ expect_error "3 groups do not divide n_layers = 8" "$EMBER" inspect "$CONFIGS/ta
 "$EMBER" inspect -c "$CONFIGS/tapered/cpu.yaml" "$CONFIGS/tapered/uniform.yaml" "$CONFIGS/tapered/cosine.yaml" >diff.txt
 grep -q "B - A" diff.txt && grep -q "total_params" diff.txt || fail "side-by-side inspect"
 "$EMBER" inspect "$CONFIGS/leviathan/400m.yaml" -c "$CONFIGS/leviathan/albert.yaml" >albert.txt
-grep -q "vs P_LEV     1728640 (+4.86%); albert moves in steps of V + D = 201400" albert.txt \
+grep -q "vs P_LEV     1728640 (+4.86%); albert moves in steps of 201400" albert.txt \
   || fail "inspect does not show albert's match to P_LEV: $(grep -A1 embedding_params albert.txt)"
 echo "all configs validate; tapered budgets are exact"

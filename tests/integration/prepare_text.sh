@@ -39,6 +39,31 @@ loss() { "$EMBER" eval runs/bpe --data "$1" --batches 0 --json | "$PY" -c "impor
 a=$(loss data/val_00000.bin); b=$(loss val.npy); c=$(loss nanogpt:val_nanogpt.bin)
 [ "$a" = "$b" ] && [ "$a" = "$c" ] || fail "losses differ across shard formats: $a $b $c"
 
+# Analyses read plain text through the run's tokenizer (found via the data's manifest): the same
+# result as on a shard of the ids `ember tokenizer encode` gives for that text.
+for i in $(seq 1 12); do echo "The quick brown fox jumps over the lazy dog, it was the best of times $i."; done >notes.txt
+"$EMBER" analyze alignment --ckpt runs/bpe --data notes.txt --batches 1 --batch-size 2 --json >text.json \
+  || fail "analyze alignment on text with a BPE run"
+"$EMBER" tokenizer encode --file tok/t.tiktoken --json <notes.txt >ids.json || fail "tokenizer encode"
+"$PY" - <<'PY'
+import json, numpy as np
+ids = np.array(json.load(open("ids.json")), dtype=np.uint16)
+header = np.zeros(256, dtype=np.int32)
+header[:3] = [20240520, 1, len(ids)]
+open("notes.bin", "wb").write(header.tobytes() + ids.tobytes())
+PY
+"$EMBER" analyze alignment --ckpt runs/bpe --data notes.bin --batches 1 --batch-size 2 --json >shard.json || fail "shard"
+"$PY" - <<'PY' || fail "text and shard analyses differ"
+import json
+a, b = json.load(open("text.json")), json.load(open("shard.json"))
+assert a["tokens"] == b["tokens"] == 2 * 16 and len(a["layers"]) == 2, (a, b)
+assert a["layers"] == b["layers"], (a["layers"], b["layers"])
+PY
+mv tok/t.tiktoken tok/moved.tiktoken
+expect_error "was prepared with tokenizer 'tok/t.tiktoken', which is not found" \
+  "$EMBER" analyze alignment --ckpt runs/bpe --data notes.txt --batches 1 --batch-size 2
+mv tok/moved.tiktoken tok/t.tiktoken
+
 printf '{"text": "ok"}\n{"txt": "no"}\n' >bad.jsonl
 expect_error "bad.jsonl:2: expected a JSON object with a string field 'text'" \
   "$EMBER" prepare text bad.jsonl --tokenizer tok/t.tiktoken --out bad --no-progress

@@ -5,7 +5,7 @@
 #include <ATen/autocast_mode.h>
 
 #include "ember/model/lm.h"
-#include "ember/train/autocast.h"
+#include "ember/model/autocast.h"
 
 TEST(Autocast, Bf16ScopeOnCpu) {
   ember::ModelConfig c;

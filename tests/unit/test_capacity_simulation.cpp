@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "scratch.h"
 #include "ember/analysis/epsilon.h"
 #include "ember/analysis/packing_points.h"
 #include "ember/analysis/packing_simulation.h"
@@ -74,8 +75,7 @@ TEST(PackingSimulation, SweepWritesAndReadsBackItsPoints) {
   EXPECT_EQ(points[3].exponent, packing_exponent(40, 8));
   const auto again = run_packing_sweep(o);
   EXPECT_EQ(again[3].eps, points[3].eps);  // seeded per point: reproducible
-  const fs::path dir = fs::temp_directory_path() / "ember_packing_points";
-  fs::create_directories(dir);
+  const fs::path dir = ember::testing::scratch_dir("packing_points");
   for (const char* name : {"p.csv", "p.json"}) {
     write_points(dir / name, points);
     const auto back = read_points(dir / name);

@@ -6,23 +6,19 @@
 #include <filesystem>
 #include <fstream>
 
+#include "scratch.h"
 #include "ember/analysis/capacity_report.h"
 #include "ember/analysis/embedding_source.h"
-#include "ember/train/safetensors.h"
+#include "ember/io/safetensors.h"
 #include "ember/util/error.h"
-#include "ember/util/npy.h"
+#include "ember/io/npy.h"
 
 namespace fs = std::filesystem;
 using namespace ember;
 
 namespace {
 
-fs::path scratch(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / "ember_capacity_sources" / name;
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+fs::path scratch(const std::string& name) { return ember::testing::scratch_dir("capacity_sources", name); }
 
 template <class F>
 void expect_error_containing(F&& f, const std::vector<std::string>& wants) {
@@ -178,4 +174,67 @@ TEST(CapacitySources, ReportJsonHasTheLabelledFields) {
   const auto table = comparison_table({capacity_report(m, o)});
   EXPECT_NE(table.find("capacity(full)"), std::string::npos) << table;
   EXPECT_NE(table.find("single-C"), std::string::npos) << table;
+}
+
+TEST(CapacitySources, ADegenerateEpsilonIsReportedAsClass1WithBoundsNotApplicable) {
+  // 40 identical rows and 2 orthogonal ones: 780 of 861 pairs at cosine 1, the rest at 0, so
+  // mu = 780/861 and sigma = sqrt(mu (1 - mu)) (population) give mu + 2 sigma ~ 1.49 > 1.
+  auto rows = torch::zeros({42, 16}, torch::kDouble);
+  rows.narrow(0, 0, 40).select(1, 0).fill_(1.0);
+  rows[40][1] = 1.0;
+  rows[41][2] = 1.0;
+  EmbeddingMatrix m{rows, "degenerate", "npy", "", ""};
+  const auto r = capacity_report(m, CapacityOptions{});
+  const double p = 780.0 / 861.0;
+  EXPECT_NEAR(r.estimate.mu, p, 1e-12);
+  EXPECT_GT(r.estimate.epsilon(), 1.0);
+  EXPECT_EQ(r.bounds.cls, CapacityClass::kClass1);
+  EXPECT_FALSE(r.bounds.full.defined);
+  EXPECT_FALSE(r.bounds.single.defined);
+  const auto j = report_json(r);
+  EXPECT_EQ(j["class"], "1");
+  EXPECT_EQ(j["capacity"], "indeterminate");
+  EXPECT_TRUE(j["capacity_full_form"]["value"].is_null());
+  EXPECT_TRUE(j["capacity_jl"]["value"].is_null());
+  EXPECT_NE(j["capacity_single_constant"]["note"].get<std::string>().find("n/a"), std::string::npos);
+  EXPECT_EQ(j["capacity_3sigma"]["class"], "1");
+  const auto table = comparison_table({r});
+  EXPECT_NE(table.find("n/a"), std::string::npos) << table;
+  EXPECT_NE(table.find("outside (0, 1]"), std::string::npos) << table;
+  EXPECT_EQ(format_capacity(capacity_bounds(4096, 1.2).jl), "n/a");
+  EXPECT_EQ(format_capacity(capacity_bounds(4096, -0.1).full), "n/a");
+}
+
+TEST(CapacitySources, TheExaggeratedVariantUsesMuPlus3Sigma) {
+  const auto b2 = capacity_bounds(4096, 0.0645), b3 = capacity_bounds(4096, 0.09);
+  CapacityReport r;
+  r.estimate.mu = 0.0, r.estimate.sigma = 0.0;  // only the bounds are read below
+  r.bounds = b2, r.bounds_3sigma = b3;
+  const auto j = report_json(r);
+  EXPECT_DOUBLE_EQ(j["capacity_3sigma"]["epsilon"].get<double>(), 0.09);
+  EXPECT_EQ(j["capacity_3sigma"]["capacity"], format_capacity(b3.full));
+  torch::manual_seed(3);
+  EmbeddingMatrix m{torch::randn({300, 512}), "mem", "npy", "", ""};
+  const auto full = capacity_report(m, CapacityOptions{});
+  EXPECT_DOUBLE_EQ(full.bounds_3sigma.eps, full.estimate.mu + 3 * full.estimate.sigma);
+}
+
+TEST(CapacitySources, EmberFilesAreReadWithTheirOwnNames) {
+  auto dir = scratch("ember_names");
+  ember::save_safetensors(dir / "untied.safetensors", {{"embedding.weight", torch::randn({30, 8})},
+                                                       {"head.weight", torch::randn({30, 8})},
+                                                       {"final_norm.weight", torch::ones({8})}});
+  auto m = load_embedding_matrix(dir / "untied.safetensors");
+  EXPECT_EQ(m.tensor, "embedding.weight");
+  EXPECT_EQ(m.head, "untied");  // ember's dense head is head.weight
+  ember::save_safetensors(dir / "tied.safetensors", {{"embedding.weight", torch::randn({30, 8})}});
+  EXPECT_EQ(load_embedding_matrix(dir / "tied.safetensors").head, "tied");
+  ember::save_safetensors(dir / "lev.safetensors", {{"embedding.codebooks", torch::randn({3, 4, 8})},
+                                                    {"head.weight", torch::randn({30, 8})}});
+  try {
+    load_embedding_matrix(dir / "lev.safetensors");
+    FAIL() << "a generated embedding was read as a table";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("pass its run or checkpoint directory"), std::string::npos) << e.what();
+  }
 }

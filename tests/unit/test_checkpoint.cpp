@@ -5,9 +5,14 @@
 #include <filesystem>
 #include <fstream>
 
-#include "ember/train/checkpoint.h"
+#include <unistd.h>
+
+#include "scratch.h"
+#include "ember/checkpoint/checkpoint.h"
 #include "ember/train/metrics_log.h"
-#include "ember/train/train_state.h"
+#include "ember/checkpoint/parameters.h"
+#include "ember/checkpoint/run_lock.h"
+#include "ember/checkpoint/train_state.h"
 #include "ember/util/error.h"
 #include "ember/util/files.h"
 
@@ -15,20 +20,17 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path fresh_run(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / "ember_ckpt_test" / name;
-  fs::remove_all(d);
-  fs::create_directories(d);
+fs::path fresh_run(const std::string& name) { return ember::testing::scratch_dir("ckpt", name); }
+
+std::map<std::string, ember::ComponentState> data_for(int64_t step) {
+  std::map<std::string, ember::ComponentState> d;
+  d["model"].tensors["w"] = torch::full({4, 4}, static_cast<float>(step));
+  d["optim"].tensors["exp_avg/w"] = torch::zeros({4, 4});
+  d["train"].json = {{"step", step}};
   return d;
 }
 
-ember::CheckpointData data_for(int64_t step) {
-  ember::CheckpointData d;
-  d.model["w"] = torch::full({4, 4}, static_cast<float>(step));
-  d.optim["exp_avg/w"] = torch::zeros({4, 4});
-  d.state = {{"step", step}};
-  return d;
-}
+int64_t step_in(const ember::CheckpointData& d) { return d.component("train").json["step"].get<int64_t>(); }
 
 }  // namespace
 
@@ -44,8 +46,15 @@ TEST(Checkpoint, LayoutLatestPointerAndKeepK) {
   EXPECT_EQ(ember::read_text_file(dir / "latest"), "step_30\n");
   auto loaded = ck.load_latest([](const std::string&) {});
   ASSERT_TRUE(loaded);
-  EXPECT_EQ(loaded->state["step"], 30);
-  EXPECT_EQ(loaded->model["w"][0][0].item<float>(), 30.0f);
+  EXPECT_EQ(step_in(*loaded), 30);
+  EXPECT_EQ(loaded->step, 30);
+  EXPECT_EQ(loaded->component("model").tensors.at("w")[0][0].item<float>(), 30.0f);
+  EXPECT_EQ(loaded->component("optim").tensors.count("exp_avg/w"), 1u);
+  EXPECT_THROW(loaded->component("ema"), ember::CheckpointError);
+  // Evaluation reads only the model's tensors.
+  auto model_only = ember::load_checkpoint(dir / "step_30", {"model"});
+  EXPECT_EQ(model_only.components.count("optim"), 0u);
+  EXPECT_EQ(model_only.component("model").tensors.size(), 1u);
 }
 
 TEST(Checkpoint, TruncatedFileIsDetectedAndResumeFallsBack) {
@@ -65,7 +74,7 @@ TEST(Checkpoint, TruncatedFileIsDetectedAndResumeFallsBack) {
   std::vector<std::string> warnings;
   auto loaded = ck.load_latest([&](const std::string& w) { warnings.push_back(w); });
   ASSERT_TRUE(loaded);
-  EXPECT_EQ(loaded->state["step"], 1);
+  EXPECT_EQ(step_in(*loaded), 1);
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_NE(warnings[0].find("step_2"), std::string::npos);
 }
@@ -93,22 +102,89 @@ TEST(Checkpoint, LeftoverTemporaryDirectoryIsIgnored) {
   std::ofstream(run / "checkpoints" / ".tmp_step_4" / "model.safetensors") << "partial";
   auto loaded = ck.load_latest([](const std::string&) {});
   ASSERT_TRUE(loaded);
-  EXPECT_EQ(loaded->state["step"], 3);
+  EXPECT_EQ(step_in(*loaded), 3);
 }
 
-TEST(TrainState, JsonAndRngRoundTrip) {
+TEST(TrainState, JsonAndRngRoundTripAndModelHashGuard) {
   ember::TrainState s;
-  s.step = 12, s.tokens_seen = 999, s.loader = {2, 17}, s.config_hash = "c", s.model_hash = "m";
+  s.step = 12, s.tokens_seen = 999, s.config_hash = "c", s.model_hash = "m";
   torch::manual_seed(42);
-  s.rng_state = ember::cpu_rng_state_hex();
+  ember::CpuRngState rng;
+  auto saved_rng = rng.save_state();
   auto a = torch::randn({3});
-  ember::restore_cpu_rng_state(s.rng_state);
+  rng.load_state(saved_rng, "t");
   EXPECT_TRUE(torch::equal(torch::randn({3}), a));
   auto back = ember::TrainState::from_json(s.to_json(), "t");
   EXPECT_EQ(back.step, 12);
-  EXPECT_EQ(back.loader.epoch, 2);
-  EXPECT_EQ(back.loader.cursor, 17);
+  EXPECT_EQ(back.tokens_seen, 999);
   EXPECT_THROW(ember::TrainState::from_json(nlohmann::json{{"step", 1}}, "t"), ember::CheckpointError);
+  ember::TrainState other;
+  other.model_hash = "another model";
+  EXPECT_THROW(other.load_state(s.save_state(), "t"), ember::CheckpointError);
+  other.model_hash = "m";
+  other.config_hash = "new config";
+  other.load_state(s.save_state(), "t");
+  EXPECT_EQ(other.step, 12);
+  EXPECT_EQ(other.config_hash, "new config");  // the running config's hash is kept
+}
+
+TEST(Parameters, LoadChecksNamesShapesAndDtypesAndNamesTheOffender) {
+  torch::nn::Linear lin(3, 2);
+  auto tensors = ember::module_tensors(*lin);
+  ASSERT_EQ(tensors.size(), 2u);
+  auto error_of = [&](ember::TensorMap t) {
+    try {
+      ember::load_parameters(*lin, t, "ckpt");
+    } catch (const ember::CheckpointError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  auto good = tensors;
+  good["weight"] = torch::ones({2, 3});
+  good["bias"] = torch::zeros({2});
+  EXPECT_EQ(error_of(good), "");
+  EXPECT_TRUE(torch::equal(lin->weight, torch::ones({2, 3})));
+  auto missing = good;
+  missing.erase("bias");
+  EXPECT_NE(error_of(missing).find("'bias' is missing"), std::string::npos) << error_of(missing);
+  auto extra = good;
+  extra["scale"] = torch::ones({1});
+  EXPECT_NE(error_of(extra).find("'scale' is not a parameter"), std::string::npos) << error_of(extra);
+  auto shape = good;
+  shape["weight"] = torch::ones({3, 2});
+  EXPECT_NE(error_of(shape).find("'weight' has shape [3, 2], the model expects [2, 3]"), std::string::npos)
+      << error_of(shape);
+  auto dtype = good;
+  dtype["bias"] = torch::zeros({2}, torch::kDouble);
+  EXPECT_NE(error_of(dtype).find("'bias' is Double, the model expects Float"), std::string::npos) << error_of(dtype);
+}
+
+TEST(Checkpoint, ComponentsSaveAndRestoreThemselves) {
+  auto run = fresh_run("components");
+  ember::Checkpointer ck(run, 2);
+  torch::nn::Linear lin(2, 2);
+  ember::ModuleState model(*lin);
+  ember::TrainState train;
+  train.step = 7, train.model_hash = "h";
+  ember::NamedComponents parts = {{"train", &train}, {"model", &model}};
+  const auto weight = lin->weight.detach().clone();
+  auto dir = ck.save(ember::save_components(parts), 7);
+  EXPECT_TRUE(fs::exists(dir / "model.safetensors"));
+  EXPECT_FALSE(fs::exists(dir / "train.safetensors"));  // JSON only: state.json["train"]
+  { torch::NoGradGuard ng; lin->weight.zero_(); }
+  train.step = 0;
+  ember::restore_components(ember::load_checkpoint(dir), parts);
+  EXPECT_TRUE(torch::equal(lin->weight, weight));
+  EXPECT_EQ(train.step, 7);
+  ember::CpuRngState rng;
+  ember::NamedComponents more = {{"rng", &rng}};
+  try {
+    ember::restore_components(ember::load_checkpoint(dir), more);
+    FAIL() << "a component the checkpoint lacks was accepted";
+  } catch (const ember::CheckpointError& e) {
+    EXPECT_NE(std::string(e.what()).find("holds no state for 'rng'"), std::string::npos) << e.what();
+  }
 }
 
 TEST(MetricsLog, TruncateAfterDropsLaterAndPartialLines) {
@@ -122,4 +198,21 @@ TEST(MetricsLog, TruncateAfterDropsLaterAndPartialLines) {
   log.truncate_after(20);
   log.write({{"step", 21}});
   EXPECT_EQ(ember::read_text_file(run / "m.jsonl"), "{\"step\":10}\n{\"step\":20}\n{\"step\":21}\n");
+}
+
+TEST(RunLock, ASecondHolderIsRefusedWithThePidAndTheLockGoesWithItsHolder) {
+  auto run = fresh_run("lock");
+  {
+    ember::RunLock first(run);
+    EXPECT_EQ(ember::read_text_file(run / ".lock"), std::to_string(::getpid()) + "\n");
+    try {
+      ember::RunLock second(run);  // a separate open file description: flock refuses it
+      FAIL() << "a locked run directory was locked twice";
+    } catch (const ember::UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("is in use by another ember process (pid " + std::to_string(::getpid()) + ")"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  EXPECT_NO_THROW(ember::RunLock again(run));  // released when the holder went away
 }

@@ -4,7 +4,14 @@
 #include <filesystem>
 #include <fstream>
 
-#include "ember/config/config.h"
+#include <unistd.h>
+
+#include "scratch.h"
+#include "ember/checkpoint/run_config.h"
+#include "ember/config/yaml_writer.h"
+#include "ember/model/embedding_baselines.h"
+#include "ember/model/lev.h"
+#include "ember/model/mixers/attention.h"
 #include "ember/util/error.h"
 
 namespace fs = std::filesystem;
@@ -14,11 +21,8 @@ using ember::ConfigError;
 namespace {
 
 fs::path write_yaml(const std::string& name, const std::string& text) {
-  fs::path dir = fs::temp_directory_path() / "ember_config_test";
-  fs::create_directories(dir);
-  fs::path p = dir / name;
-  std::ofstream(p) << text;
-  return p;
+  static const fs::path dir = ember::testing::scratch_dir("config", std::to_string(::getpid()));
+  return ember::testing::write_text(dir, name, text);
 }
 
 std::string error_of(const std::vector<std::string>& files, const std::vector<std::string>& sets = {}) {
@@ -121,4 +125,105 @@ TEST(Config, ResolvedYamlRoundTrips) {
   EXPECT_DOUBLE_EQ(back.optim.lr, 0.0007);
   EXPECT_DOUBLE_EQ(back.model.norm_eps, 1e-5);
   EXPECT_NE(text.find("lr: 0.0007"), std::string::npos) << text;
+}
+
+TEST(Config, EachKindHasItsOwnSectionAndComponentsGetTypedOptions) {
+  Config c = ember::load_config({}, {"model.embedding.kind=lev", "model.embedding.lev.rank=8",
+                                     "model.embedding.lev.impl=reference", "model.mixer.kind=gated_attention",
+                                     "model.mixer.gated_attention.gate=headwise"});
+  EXPECT_EQ(c.model.embedding.get<ember::LevConfig>().rank, 8);
+  EXPECT_EQ(c.model.embedding.get<ember::LevConfig>().impl, ember::LevImpl::reference);
+  EXPECT_EQ(c.model.mixer.get<ember::GatedAttentionConfig>().gate, ember::Gate::headwise);
+  // The resolved config writes only the selected kinds' sections, and reads back the same.
+  const std::string text = ember::to_yaml(c);
+  EXPECT_NE(text.find("lev:"), std::string::npos) << text;
+  EXPECT_NE(text.find("gate: headwise"), std::string::npos) << text;
+  EXPECT_EQ(text.find("albert:"), std::string::npos) << text;
+  EXPECT_EQ(ember::to_yaml(ember::parse_config_text(text, "resolved")), text);
+  // A non-selected kind's options are validated but do not change the model.
+  Config other = ember::load_config({}, {"model.embedding.kind=lev", "model.embedding.lev.rank=8",
+                                         "model.embedding.lev.impl=reference", "model.mixer.kind=gated_attention",
+                                         "model.mixer.gated_attention.gate=headwise", "model.embedding.albert.dim=7"});
+  EXPECT_EQ(ember::model_hash(other.model), ember::model_hash(c.model));
+  EXPECT_NE(error_of({}, {"model.embedding.albert.dim=-1"}).find("model.embedding.albert.dim: expected a value >= 0"),
+            std::string::npos);
+}
+
+TEST(Config, AKindSizedAgainstAnotherWritesThatKindsSectionToo) {
+  // albert is sized to P_LEV of the lev section: its resolved config carries that section, so a
+  // run reloaded from config.yaml builds the same model (and the model hash covers it).
+  Config c = ember::load_config({}, {"model.embedding.kind=albert", "model.embedding.lev.d_seed=16",
+                                     "model.embedding.lev.rank=4"});
+  const std::string text = ember::to_yaml(c);
+  EXPECT_NE(text.find("albert:"), std::string::npos) << text;
+  EXPECT_NE(text.find("d_seed: 16"), std::string::npos) << text;
+  Config back = ember::parse_config_text(text, "resolved");
+  EXPECT_EQ(back.model.embedding.get<ember::LevConfig>().d_seed, 16);
+  EXPECT_EQ(ember::model_hash(back.model), ember::model_hash(c.model));
+  Config other = ember::load_config({}, {"model.embedding.kind=albert", "model.embedding.lev.d_seed=32",
+                                         "model.embedding.lev.rank=4"});
+  EXPECT_NE(ember::model_hash(other.model), ember::model_hash(c.model));
+  EXPECT_EQ(ember::embedding_sections_used("albert"), (std::vector<std::string>{"albert", "lev"}));
+  EXPECT_EQ(ember::embedding_sections_used("tied"), (std::vector<std::string>{"tied"}));
+}
+
+TEST(Config, KindChoicesComeFromTheRegistries) {
+  const auto embeddings = ember::embedding_kind_names();
+  const auto mixers = ember::mixer_kind_names();
+  EXPECT_EQ(embeddings, (std::vector<std::string>{"tied", "untied", "albert", "flat_mlp", "factored_mlp", "lev"}));
+  EXPECT_EQ(mixers, (std::vector<std::string>{"attention", "gated_attention", "short_conv"}));
+  for (const auto& kind : embeddings) EXPECT_NO_THROW(ember::load_config({}, {"model.embedding.kind=" + kind})) << kind;
+  for (const auto& kind : mixers) EXPECT_NO_THROW(ember::load_config({}, {"model.mixer.kind=" + kind})) << kind;
+  auto msg = error_of({}, {"model.mixer.kind=gated"});
+  EXPECT_NE(msg.find("expected one of attention | gated_attention | short_conv, got 'gated'"), std::string::npos) << msg;
+}
+
+TEST(Config, MovedKeysSayWhereTheyWent) {
+  auto msg = error_of({}, {"model.mixer.gate=headwise"});
+  EXPECT_NE(msg.find("model.mixer.gate: this key moved to model.mixer.gated_attention.gate"), std::string::npos) << msg;
+  msg = error_of({}, {"model.embedding.albert_dim=5"});
+  EXPECT_NE(msg.find("moved to model.embedding.albert.dim"), std::string::npos) << msg;
+  msg = error_of({}, {"model.mixer.gated_atention.gate=headwise"});
+  EXPECT_NE(msg.find("did you mean 'model.mixer.gated_attention'"), std::string::npos) << msg;
+  msg = error_of({}, {"model.embedding.lev.impl=fast"});
+  EXPECT_NE(msg.find("model.embedding.lev.impl: expected one of fused | reference, got 'fast'"), std::string::npos)
+      << msg;
+  msg = error_of({}, {"model.embedding.kind=lev", "model.embedding.lev.learnable_knot_scale=true"});
+  EXPECT_NE(msg.find("model.embedding.lev.learnable_knot_scale: needs model.embedding.lev.impl = reference"),
+            std::string::npos)
+      << msg;
+}
+
+TEST(Config, EnumsParseOnceAndWriteTheirSpelling) {
+  Config c = ember::load_config({}, {"train.precision=bf16", "optim.schedule=wsd", "train.on_nonfinite=skip",
+                                     "model.mlp.taper.schedule=uniform", "train.device=cpu"});
+  EXPECT_EQ(c.train.precision, ember::Precision::bf16);
+  EXPECT_EQ(c.optim.schedule, ember::LrSchedule::wsd);
+  EXPECT_EQ(c.train.on_nonfinite, ember::OnNonfinite::skip);
+  EXPECT_EQ(c.train.device, ember::DeviceChoice::cpu);
+  const std::string text = ember::to_yaml(c);
+  EXPECT_NE(text.find("precision: bf16"), std::string::npos) << text;
+  EXPECT_NE(text.find("device: cpu"), std::string::npos) << text;
+  EXPECT_NE(error_of({}, {"train.precision=fp16"}).find("expected one of fp32 | bf16, got 'fp16'"), std::string::npos);
+}
+
+TEST(Config, FloatsAreWrittenSoYaml11ReadersSeeNumbers) {
+  EXPECT_EQ(ember::yaml_float(1e-6), "1.0e-06");
+  EXPECT_EQ(ember::yaml_float(3e-3), "0.003");
+  EXPECT_EQ(ember::yaml_float(10000.0), "10000.0");
+  EXPECT_EQ(ember::yaml_float(1e20), "1.0e+20");
+  EXPECT_EQ(ember::yaml_float(2.5e-7), "2.5e-07");
+  EXPECT_EQ(ember::yaml_float(-0.5), "-0.5");
+  for (double x : {1e-6, 3e-3, 10000.0, 1e20, 2.5e-7, 0.1 + 0.2, 1.0 / 3.0})
+    EXPECT_EQ(std::stod(ember::yaml_float(x)), x) << ember::yaml_float(x);
+  Config c = ember::load_config({}, {"model.norm_eps=1e-6"});
+  const std::string text = ember::to_yaml(c);
+  EXPECT_NE(text.find("norm_eps: 1.0e-06"), std::string::npos) << text;
+  EXPECT_NE(text.find("rope_base: 10000.0"), std::string::npos) << text;
+}
+
+TEST(Config, DistributedBackendIsRefusedUntilTheDistributedTrainerLands) {
+  auto msg = error_of({}, {"distributed.backend=gloo"});
+  EXPECT_NE(msg.find("distributed.backend: distributed training is not implemented yet"), std::string::npos) << msg;
+  EXPECT_NO_THROW(ember::load_config({}, {"distributed.backend=auto"}));
 }

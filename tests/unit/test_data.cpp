@@ -6,7 +6,11 @@
 #include <fstream>
 #include <numeric>
 
+#include "scratch.h"
+#include "ember/data/byte_tokens.h"
 #include "ember/data/loader.h"
+#include "ember/data/shard_writer.h"
+#include "ember/data/text_encoder.h"
 #include "ember/data/shard.h"
 #include "ember/util/error.h"
 
@@ -16,12 +20,7 @@ using ember::LoaderOptions;
 
 namespace {
 
-fs::path scratch_dir(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / "ember_data_test" / name;
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+fs::path scratch_dir(const std::string& name) { return ember::testing::scratch_dir("data", name); }
 
 std::vector<uint32_t> iota_tokens(size_t n, uint32_t start = 0) {
   std::vector<uint32_t> t(n);
@@ -165,5 +164,106 @@ TEST(Loader, TooLittleDataIsAClearError) {
     FAIL();
   } catch (const ember::DataError& e) {
     EXPECT_NE(std::string(e.what()).find("too few for one window"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ByteTokens, BytesAreIdsAndNulBecomesASpaceBecauseZeroSeparatesDocuments) {
+  const std::string text("a\0b\xff", 4);
+  EXPECT_EQ(ember::byte_tokens(text), (std::vector<uint32_t>{'a', ' ', 'b', 255}));
+  EXPECT_EQ(ember::TextEncoder::bytes().encode(text), ember::byte_tokens(text));
+}
+
+TEST(ShardWriter, SplitsIntoNumberedShardsCountsIdsAndRejectsIdsOutsideTheVocabulary) {
+  auto d = scratch_dir("writer");
+  ember::ShardWriter w(d, "train", 4, 10);
+  w.add({1, 2, 3}, "doc a");
+  w.add({3, 3}, "doc b");  // 5 >= 4 tokens: flushed as train_00000.bin
+  w.add({9}, "doc c");
+  w.flush();
+  EXPECT_EQ(w.written(), (std::vector<std::string>{"train_00000.bin", "train_00001.bin"}));
+  EXPECT_EQ(w.total(), 6);
+  EXPECT_EQ(w.counts()[3], 3);
+  EXPECT_EQ(w.counts()[9], 1);
+  EXPECT_EQ(ember::ShardFile(d / "train_00000.bin").size(), 5);
+  try {
+    w.add({10}, "doc d");
+    FAIL() << "id 10 accepted with V = 10";
+  } catch (const ember::DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("doc d: token id 10 >= vocabulary size 10"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Loader, OpenLoaderNamesTheKeyAndTheIdThatDoesNotFit) {
+  auto d = scratch_dir("open");
+  ember::write_shard(d / "a.bin", iota_tokens(100));
+  LoaderOptions o;
+  o.batch = 2, o.seq_len = 4;
+  EXPECT_NO_THROW(ember::open_loader({(d / "a.bin").string()}, "data.train", o, 100));
+  try {
+    ember::open_loader({(d / "a.bin").string()}, "data.val", o, 99);
+    FAIL() << "id 99 accepted with V = 99";
+  } catch (const ember::DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("data.val: token id 99 does not fit model.vocab_size = 99"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(Loader, SavesAndRestoresItselfAsACheckpointComponent) {
+  auto d = scratch_dir("component");
+  ember::write_shard(d / "a.bin", iota_tokens(1000));
+  LoaderOptions o;
+  o.batch = 3, o.seq_len = 7, o.seed = 9;
+  BatchLoader a({d / "a.bin"}, o), b({d / "a.bin"}, o);
+  for (int i = 0; i < 5; ++i) a.next();
+  b.load_state(a.save_state(), "test");
+  for (int i = 0; i < 60; ++i) ASSERT_TRUE(torch::equal(a.next(), b.next())) << i;  // across epochs too
+  ember::ComponentState bad;
+  bad.json = {{"epoch", 0}, {"cursor", 100000}};
+  EXPECT_THROW(b.load_state(bad, "test"), ember::CheckpointError);
+}
+
+TEST(TextEncoder, TextInputsBecomeShardsThroughTheEncoderAndShardsPassThrough) {
+  auto d = scratch_dir("text_inputs");
+  ember::write_shard(d / "s.bin", iota_tokens(50));
+  const auto text = ember::testing::write_text(d, "notes.txt", std::string("hi\0!", 4));
+  int asked = 0;
+  auto encoder = [&] {
+    ++asked;
+    return ember::TextEncoder::bytes();
+  };
+  auto only_shards = ember::encode_text_inputs({(d / "s.bin").string()}, encoder, d / "scratch");
+  EXPECT_EQ(only_shards, (std::vector<std::string>{(d / "s.bin").string()}));
+  EXPECT_EQ(asked, 0);  // no text: the encoder (which may need a tokenizer) is never built
+  auto mixed = ember::encode_text_inputs({text.string(), (d / "s.bin").string()}, encoder, d / "scratch");
+  ASSERT_EQ(mixed.size(), 2u);
+  EXPECT_EQ(asked, 1);
+  ember::ShardFile shard(mixed[0]);
+  ASSERT_EQ(shard.size(), 4);
+  EXPECT_EQ(shard.token(1), uint32_t{'i'});
+  EXPECT_EQ(shard.token(2), uint32_t{' '});  // the same NUL mapping as `prepare bytes`
+  EXPECT_EQ(mixed[1], (d / "s.bin").string());
+}
+
+TEST(TextEncoder, ManifestsNameTheirTokenizerOrSayWhatIsMissing) {
+  auto d = scratch_dir("manifest");
+  ember::testing::write_text(d, "manifest.json", R"({"tokenizer": "bytes", "vocab_size": 256})");
+  EXPECT_EQ(ember::manifest_encoder(d / "manifest.json").name(), "bytes");
+  ember::testing::write_text(d, "manifest.json", R"({"tokenizer": "x", "tokenizer_spec": "gone/x.tiktoken"})");
+  try {
+    ember::manifest_encoder(d / "manifest.json");
+    FAIL() << "a missing tokenizer was accepted";
+  } catch (const ember::DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("tokenizer 'gone/x.tiktoken', which is not found"), std::string::npos)
+        << e.what();
+  }
+  ember::write_shard(d / "train_00000.bin", iota_tokens(10));
+  ember::testing::write_text(d, "manifest.json", R"({"tokenizer": "bytes"})");
+  EXPECT_EQ(ember::dataset_encoder({(d / "train_00000.bin").string()}, "data.train").name(), "bytes");
+  fs::remove(d / "manifest.json");
+  try {
+    ember::dataset_encoder({(d / "train_00000.bin").string()}, "data.train");
+    FAIL() << "shards without a manifest were given a tokenizer";
+  } catch (const ember::DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("data.train: no manifest.json beside"), std::string::npos) << e.what();
   }
 }

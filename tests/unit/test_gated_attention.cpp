@@ -1,9 +1,10 @@
-// Gated attention (spec/mixers.md §3.3): G1 reduction, causality, gate shape and position, the
+// Gated attention (docs/mixers.md, gated attention): G1 reduction, causality, gate shape and position, the
 // gate at initialisation, parameter count.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include "ember/model/lm.h"
+#include "ember/model/mixer.h"
 #include "ember/model/mixers/attention.h"
 #include "ember/model/rope.h"
 
@@ -12,13 +13,18 @@ using ember::ModelConfig;
 
 namespace {
 
-ModelConfig gated_config(const std::string& gate) {
+ModelConfig gated_config(ember::Gate gate) {
   ModelConfig c;
   c.vocab_size = 50, c.d_model = 32, c.n_layers = 2, c.n_heads = 4, c.n_kv_heads = 2, c.max_seq_len = 32;
   c.mlp.d_ff = 48;
   c.mixer.kind = "gated_attention";
-  c.mixer.gate = gate;
+  c.mixer.get<ember::GatedAttentionConfig>().gate = gate;
   return c;
+}
+
+// Layer 0's mixer as the registry builds it.
+std::shared_ptr<Attention> attention_of(const ModelConfig& c) {
+  return std::dynamic_pointer_cast<Attention>(ember::make_mixer(ember::mixer_context(c, 0)));
 }
 
 int64_t count(const torch::nn::Module& m) {
@@ -32,28 +38,29 @@ int64_t count(const torch::nn::Module& m) {
 TEST(GatedAttention, ZeroGateLogitsHalveThePlainAttentionOutputExactly) {
   // G1 reduction: with W_theta = 0 the gate is sigmoid(0) = 1/2 everywhere, and scaling by a power
   // of two is exact, so the output is bit-for-bit half of plain attention with the same weights.
-  for (std::string gate : {"elementwise", "headwise"}) {
+  for (ember::Gate gate : {ember::Gate::elementwise, ember::Gate::headwise}) {
     torch::manual_seed(1);
-    Attention gated(gated_config(gate));
+    auto gated = attention_of(gated_config(gate));
     ModelConfig plain_cfg = gated_config(gate);
     plain_cfg.mixer.kind = "attention";
-    Attention plain(plain_cfg);
+    auto plain = attention_of(plain_cfg);
     torch::NoGradGuard ng;
-    for (const char* w : {"wq", "wk", "wv", "wo"}) plain.named_parameters()[w].copy_(gated.named_parameters()[w]);
-    gated.named_parameters()["wg"].zero_();
+    for (const char* w : {"wq", "wk", "wv", "wo"}) plain->named_parameters()[w].copy_(gated->named_parameters()[w]);
+    gated->named_parameters()["wg"].zero_();
     ember::Rope rope(8, 32, 10000.0);
     auto x = torch::randn({2, 9, 32});
-    gated.set_reference(true), plain.set_reference(true);
-    EXPECT_TRUE(torch::equal(gated.forward(x, rope), 0.5 * plain.forward(x, rope))) << gate;
+    gated->set_impl(ember::AttentionImpl::reference), plain->set_impl(ember::AttentionImpl::reference);
+    EXPECT_TRUE(torch::equal(gated->forward(x, rope), 0.5 * plain->forward(x, rope))) << ember::enum_name(gate);
   }
 }
 
 TEST(GatedAttention, GateShapeAndPositionAfterSdpaBeforeTheOutputProjection) {
   torch::manual_seed(2);
-  ModelConfig c = gated_config("elementwise");
+  ModelConfig c = gated_config(ember::Gate::elementwise);
   c.n_kv_heads = 4;
-  Attention m(c);
-  m.set_reference(true);
+  auto m_ptr = attention_of(c);
+  Attention& m = *m_ptr;
+  m.set_impl(ember::AttentionImpl::reference);
   torch::NoGradGuard ng;
   ember::Rope rope(8, 32, 10000.0);
   auto x = torch::randn({2, 7, 32}, torch::kDouble);
@@ -68,13 +75,14 @@ TEST(GatedAttention, GateShapeAndPositionAfterSdpaBeforeTheOutputProjection) {
   EXPECT_LT((out - g1).abs().max().item<double>(), 1e-12);
   auto g5 = at::linear(y.transpose(1, 2).reshape({2, 7, 32}), params["wo"]) * G.reshape({2, 7, 32});  // after W_O
   EXPECT_GT((out - g5).abs().max().item<double>(), 0.05 * out.abs().max().item<double>());
-  ModelConfig h = gated_config("headwise");
-  EXPECT_EQ(Attention(h).gate_values(torch::randn({2, 7, 32})).sizes(), (std::vector<int64_t>{2, 7, 4, 1}));
+  ModelConfig h = gated_config(ember::Gate::headwise);
+  EXPECT_EQ(attention_of(h)->gate_values(torch::randn({2, 7, 32})).sizes(), (std::vector<int64_t>{2, 7, 4, 1}));
 }
 
 TEST(GatedAttention, CausalAndTheGateOfTokenTDependsOnlyOnXt) {
   torch::manual_seed(3);
-  Attention m(gated_config("elementwise"));
+  auto m_ptr = attention_of(gated_config(ember::Gate::elementwise));
+  Attention& m = *m_ptr;
   torch::NoGradGuard ng;
   ember::Rope rope(8, 32, 10000.0);
   auto x = torch::randn({2, 12, 32});
@@ -96,7 +104,8 @@ TEST(GatedAttention, CausalAndTheGateOfTokenTDependsOnlyOnXt) {
 
 TEST(GatedAttention, GateIsAboutOneHalfAtInitialisation) {
   torch::manual_seed(4);
-  Attention m(gated_config("elementwise"));
+  auto m_ptr = attention_of(gated_config(ember::Gate::elementwise));
+  Attention& m = *m_ptr;
   auto x = torch::randn({4, 32, 32});
   x = x / x.pow(2).mean(-1, true).sqrt();  // a normalised layer input, as after RMSNorm
   const double mean = m.gate_values(x).mean().item<double>();
@@ -104,19 +113,19 @@ TEST(GatedAttention, GateIsAboutOneHalfAtInitialisation) {
 }
 
 TEST(GatedAttention, ParameterCountAddsDTimesHTimesDhOrDTimesH) {
-  ModelConfig plain = gated_config("none");
+  ModelConfig plain = gated_config(ember::Gate::none);
   const int64_t base = count(ember::LanguageModel(plain));
   plain.mixer.kind = "attention";
   EXPECT_EQ(count(ember::LanguageModel(plain)), base);  // gate none is plain attention
-  EXPECT_EQ(count(ember::LanguageModel(gated_config("elementwise"))), base + 2 * 32 * 4 * 8);  // + d H d_h per layer
-  EXPECT_EQ(count(ember::LanguageModel(gated_config("headwise"))), base + 2 * 32 * 4);         // + d H per layer
+  EXPECT_EQ(count(ember::LanguageModel(gated_config(ember::Gate::elementwise))), base + 2 * 32 * 4 * 8);  // + d H d_h per layer
+  EXPECT_EQ(count(ember::LanguageModel(gated_config(ember::Gate::headwise))), base + 2 * 32 * 4);         // + d H per layer
 }
 
 TEST(GatedAttention, LanguageModelTrainsAStepAndCountsTheGateFlops) {
   torch::manual_seed(5);
-  ModelConfig c = gated_config("elementwise");
+  ModelConfig c = gated_config(ember::Gate::elementwise);
   ember::LanguageModel gated(c);
-  c.mixer.gate = "none";
+  c.mixer.get<ember::GatedAttentionConfig>().gate = ember::Gate::none;
   ember::LanguageModel plain(c);
   auto ids = torch::randint(0, 50, {2, 16}, torch::kLong);
   auto loss = gated.loss(ids, ids);
@@ -129,7 +138,8 @@ TEST(GatedAttention, LanguageModelTrainsAStepAndCountsTheGateFlops) {
 
 TEST(GatedAttention, AttentionProbabilitiesAreCausalRowsAndUniformWithoutQueries) {
   torch::manual_seed(6);
-  Attention m(gated_config("headwise"));
+  auto m_ptr = attention_of(gated_config(ember::Gate::headwise));
+  Attention& m = *m_ptr;
   torch::NoGradGuard ng;
   ember::Rope rope(8, 32, 10000.0);
   auto x = torch::randn({2, 10, 32});

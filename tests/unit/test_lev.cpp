@@ -1,4 +1,4 @@
-// LEV embeddings (spec/leviathan.md): parameter count, basis, digits, fused kernels against the
+// LEV embeddings (docs/leviathan.md): parameter count, basis, digits, fused kernels against the
 // ATen reference (values and gradients), finite differences, duplicates, bf16, baselines.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -7,7 +7,8 @@
 #include "ember/model/init.h"
 #include "ember/model/lev.h"
 #include "ember/model/lm.h"
-#include "ember/train/autocast.h"
+#include "ember/train/adamw.h"
+#include "ember/model/autocast.h"
 #include "kernels/lev_spline.h"
 #include "kernels/lev_spline_math.h"
 
@@ -49,7 +50,7 @@ TEST(Lev, ParameterCountMatchesTheClosedForm) {
   EXPECT_EQ(count(big), 2252928);
   auto c = small_lev();
   c.learnable_knot_scale = true;
-  c.impl = "reference";
+  c.impl = ember::LevImpl::reference;
   ember::LevEmbedding with_scale(100, 16, c);
   EXPECT_EQ(count(with_scale), ember::lev_parameter_count(100, 16, c));
 }
@@ -190,7 +191,7 @@ TEST(Lev, FusedModuleEqualsReferenceModule) {
   ember::LevEmbedding lev(500, 24, small_lev());
   auto ids = torch::randint(0, 500, {3, 9}, torch::kLong);
   auto fused = lev.forward(ids);
-  lev.set_impl("reference");
+  lev.set_impl(ember::LevImpl::reference);
   EXPECT_LT((fused - lev.forward(ids)).abs().max().item<double>(), 1e-5 * fused.abs().max().item<double>());
 }
 
@@ -220,32 +221,54 @@ TEST(Lev, BaselinesMatchTheLevInputSideWithin2Percent) {
   for (auto [V, D] : std::vector<std::pair<int64_t, int64_t>>{{50257, 768}, {200376, 2048}, {32000, 512}}) {
     ember::ModelConfig c;
     c.vocab_size = V, c.d_model = D;
-    const double target = static_cast<double>(ember::lev_parameter_count(V, D, c.embedding.lev));
+    const double target = static_cast<double>(ember::lev_parameter_count(V, D, c.embedding.get<LevConfig>()));
     ember::MetaInitScope meta;
-    for (std::string kind : {"albert", "flat_mlp", "factored_mlp", "lev"}) {
+    int sized = 0;
+    for (const auto& row : ember::embedding_kinds()) {
+      if (!row.budget) continue;  // the kinds sized to P_LEV
+      const std::string& kind = row.name;
+      ++sized;
       c.embedding.kind = kind;
       auto e = ember::make_embedding(c);
       EXPECT_NEAR(count(*e) / target, 1.0, 0.02) << kind << " V=" << V << " D=" << D;
       EXPECT_FALSE(e->tied_table().defined());
     }
+    EXPECT_EQ(sized, 4) << "albert, flat_mlp, factored_mlp and lev are sized to P_LEV";
   }
 }
 
 TEST(Lev, LanguageModelWithEveryEmbeddingKindTrainsAStep) {
-  for (std::string kind : {"tied", "untied", "albert", "flat_mlp", "factored_mlp", "lev"}) {
+  size_t kinds = 0;
+  for (const auto& row : ember::embedding_kinds()) {
+    const std::string& kind = row.name;
     ember::ModelConfig c;
     c.vocab_size = 64, c.d_model = 32, c.n_layers = 1, c.n_heads = 2, c.max_seq_len = 16, c.mlp.d_ff = 64;
     c.embedding.kind = kind;
-    c.embedding.lev = small_lev();
-    c.embedding.mlp_hidden = kind.find("mlp") != std::string::npos ? 16 : 0;
-    c.embedding.seed_dim = kind == "flat_mlp" ? 4 : 0;
+    c.embedding.get<LevConfig>() = small_lev();
+    c.embedding.get<ember::FlatMlpConfig>() = {.seed_dim = 4, .hidden = 16};
+    c.embedding.get<ember::FactoredMlpConfig>().hidden = 16;
     torch::manual_seed(8);
     ember::LanguageModel m(c);
+    ember::OptimConfig oc;
+    oc.weight_decay = 0.0;
+    ember::AdamW opt(m.named_parameters().pairs(), oc);
     auto ids = torch::randint(0, 64, {2, 8}, torch::kLong);
-    auto loss = m.loss(ids, ids);
-    loss.backward();
-    EXPECT_TRUE(std::isfinite(loss.item<double>())) << kind;
-    for (const auto& p : m.embedding().parameters()) EXPECT_TRUE(p.grad().defined()) << kind;
+    auto targets = torch::roll(ids, 1, 1);
+    const double first = m.loss(ids, targets).item<double>();
+    for (int step = 0; step < 5; ++step) {
+      auto loss = m.loss(ids, targets);
+      loss.backward();
+      if (step == 0)
+        for (const auto& p : m.embedding().parameters()) EXPECT_TRUE(p.grad().defined()) << kind;
+      opt.step(1e-2);
+      opt.zero_grad();
+    }
+    const double last = m.loss(ids, targets).item<double>();
+    EXPECT_TRUE(std::isfinite(last)) << kind;
+    EXPECT_LT(last, first - 0.05) << kind << ": five AdamW steps on one batch did not lower its loss";
     EXPECT_EQ(m.embedding().materialize(10).sizes(), (std::vector<int64_t>{64, 32})) << kind;
+    ++kinds;
   }
+  EXPECT_EQ(kinds, ember::embedding_kind_names().size());
+  EXPECT_GE(kinds, 6u);
 }

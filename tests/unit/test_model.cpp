@@ -2,8 +2,12 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "ember/model/lev.h"
 #include "ember/model/lm.h"
+#include "ember/model/mixer.h"
 #include "ember/model/mixers/attention.h"
+#include "ember/model/summary.h"
+#include "ember/util/error.h"
 
 using ember::LanguageModel;
 using ember::ModelConfig;
@@ -68,10 +72,10 @@ TEST(Model, TiedHeadSharesStorageWithEmbedding) {
 }
 
 TEST(Model, CausalityPerturbingTokenJLeavesEarlierOutputsBitIdentical) {
-  for (std::string impl : {"sdpa", "reference"}) {
+  for (ember::AttentionImpl impl : {ember::AttentionImpl::sdpa, ember::AttentionImpl::reference}) {
     torch::manual_seed(1);
     ModelConfig c = small_config();
-    c.mixer.impl = impl;
+    c.mixer.get<ember::AttentionConfig>().impl = impl;
     LanguageModel m(c);
     torch::NoGradGuard ng;
     auto ids = torch::randint(0, 50, {2, 16}, torch::kLong);
@@ -80,8 +84,8 @@ TEST(Model, CausalityPerturbingTokenJLeavesEarlierOutputsBitIdentical) {
       auto changed = ids.clone();
       changed.index_put_({torch::indexing::Slice(), j}, (ids.index({torch::indexing::Slice(), j}) + 7) % 50);
       auto out = m.forward(changed);
-      EXPECT_TRUE(torch::equal(out.narrow(1, 0, j), base.narrow(1, 0, j))) << impl << " j=" << j;
-      EXPECT_FALSE(torch::equal(out.narrow(1, j, 1), base.narrow(1, j, 1))) << impl << " j=" << j;
+      EXPECT_TRUE(torch::equal(out.narrow(1, 0, j), base.narrow(1, 0, j))) << ember::enum_name(impl) << " j=" << j;
+      EXPECT_FALSE(torch::equal(out.narrow(1, j, 1), base.narrow(1, j, 1))) << ember::enum_name(impl) << " j=" << j;
     }
   }
 }
@@ -94,9 +98,9 @@ TEST(Model, SdpaEqualsReferenceInFloat64) {
   m.to(torch::kDouble);
   torch::NoGradGuard ng;
   auto ids = torch::randint(0, 50, {2, 20}, torch::kLong);
-  m.set_reference_attention(false);
+  m.set_attention_impl(ember::AttentionImpl::sdpa);
   auto fused = m.forward(ids);
-  m.set_reference_attention(true);
+  m.set_attention_impl(ember::AttentionImpl::reference);
   auto ref = m.forward(ids);
   EXPECT_LT((fused - ref).abs().max().item<double>(), 1e-12);
 }
@@ -161,4 +165,66 @@ TEST(Model, SameSeedSameWeights) {
   LanguageModel b(small_config());
   for (const auto& item : a.named_parameters())
     EXPECT_TRUE(torch::equal(item.value(), b.named_parameters()[item.key()])) << item.key();
+}
+
+TEST(Model, SummaryCountsEveryLayerAndAddsUpToTheModel) {
+  ModelConfig c = small_config();
+  c.n_layers = 3;
+  c.embedding.kind = "untied";
+  const auto s = ember::summarize_model(c, 16);
+  ASSERT_EQ(s.layers.size(), 3u);
+  for (const auto& l : s.layers) {
+    EXPECT_EQ(l.params, l.mixer_params + l.mlp_params + 2 * c.d_model);  // + two RMSNorm gains
+    EXPECT_EQ(l.mlp_params, 3 * c.d_model * 48);
+    EXPECT_EQ(l.d_ff, 48);
+  }
+  EXPECT_EQ(s.total_params, closed_form_params(c));
+  EXPECT_EQ(s.embedding_params, c.vocab_size * c.d_model);
+  EXPECT_EQ(s.head_params, c.vocab_size * c.d_model + c.d_model);  // head + final norm
+  EXPECT_EQ(s.embedding_params + s.body_params + s.head_params, s.total_params);
+  EXPECT_FALSE(s.embedding_budget.has_value());
+  EXPECT_EQ(s.to_json()["layers"].size(), 3u);
+  c.embedding.kind = "lev";
+  const auto lev = ember::summarize_model(c, 16);
+  ASSERT_TRUE(lev.embedding_budget.has_value());
+  EXPECT_EQ(lev.embedding_budget->params, ember::lev_parameter_count(50, 32, c.embedding.get<ember::LevConfig>()));
+  EXPECT_EQ(lev.embedding_params, lev.embedding_budget->params);  // LEV is its own budget
+}
+
+TEST(Model, EveryRegisteredMixerBuildsTrainsAndIsCausal) {
+  size_t kinds = 0;
+  for (const auto& row : ember::mixer_kinds()) {
+    torch::manual_seed(4);
+    ModelConfig c = small_config();
+    c.mixer.kind = row.name;
+    LanguageModel m(c);
+    auto ids = torch::randint(0, 50, {2, 12}, torch::kLong);
+    auto loss = m.loss(ids, ids);
+    loss.backward();
+    EXPECT_TRUE(std::isfinite(loss.item<double>())) << row.name;
+    for (const auto& p : m.parameters()) EXPECT_TRUE(p.grad().defined()) << row.name;
+    torch::NoGradGuard ng;
+    auto base = m.forward(ids);
+    auto changed = ids.clone();
+    changed.index_put_({torch::indexing::Slice(), 6}, (ids.index({torch::indexing::Slice(), 6}) + 1) % 50);
+    EXPECT_TRUE(torch::equal(m.forward(changed).narrow(1, 0, 6), base.narrow(1, 0, 6))) << row.name;
+    ++kinds;
+  }
+  EXPECT_EQ(kinds, ember::mixer_kind_names().size());
+  EXPECT_GE(kinds, 2u);
+}
+
+TEST(Model, UnknownKindsAreErrorsThatListTheKinds) {
+  ModelConfig c = small_config();
+  c.mixer.kind = "atention";
+  try {
+    LanguageModel m(c);
+    FAIL() << "unknown mixer kind accepted";
+  } catch (const ember::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("model.mixer.kind: unknown kind 'atention' (kinds: attention, gated_attention, short_conv) "
+                                         "(did you mean 'attention'?)"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(ember::embedding_kind("table"), ember::ConfigError);
 }

@@ -7,6 +7,7 @@
 #include "ember/train/adamw.h"
 #include "ember/train/lr_schedule.h"
 
+using ember::LrSchedule;
 using ember::OptimConfig;
 
 TEST(AdamW, FirstStepMatchesClosedForm) {
@@ -83,26 +84,29 @@ TEST(AdamW, StateRoundTrip) {
 TEST(Schedule, KeyStepsOfEachKind) {
   OptimConfig c;
   c.lr = 1.0, c.min_lr = 0.1, c.warmup_steps = 10;
-  const int64_t total = 110;
-  for (std::string kind : {"cosine", "linear", "constant", "wsd"}) {
+  const int64_t total = 110;  // the decay spans steps 10 .. 109, t = (step - 10) / 99
+  for (auto kind : {LrSchedule::cosine, LrSchedule::linear, LrSchedule::constant, LrSchedule::wsd}) {
     c.schedule = kind;
-    EXPECT_DOUBLE_EQ(ember::learning_rate(c, 0, total), 0.1) << kind;   // warmup (step+1)/W
-    EXPECT_DOUBLE_EQ(ember::learning_rate(c, 4, total), 0.5) << kind;
-    EXPECT_DOUBLE_EQ(ember::learning_rate(c, 10, total), 1.0) << kind;  // peak after warmup
+    EXPECT_DOUBLE_EQ(ember::learning_rate(c, 0, total), 0.1) << ember::enum_name(kind);  // warmup (step+1)/W
+    EXPECT_DOUBLE_EQ(ember::learning_rate(c, 4, total), 0.5) << ember::enum_name(kind);
+    EXPECT_DOUBLE_EQ(ember::learning_rate(c, 10, total), 1.0) << ember::enum_name(kind);  // peak after warmup
   }
-  c.schedule = "cosine";
-  EXPECT_NEAR(ember::learning_rate(c, 10 + 99 / 2.0, total), 0.55, 1e-2);
+  c.schedule = LrSchedule::cosine;  // t = 1/3: 0.1 + 0.9 (1 + cos(pi/3)) / 2 = 0.775
+  EXPECT_NEAR(ember::learning_rate(c, 10 + 33, total), 0.1 + 0.9 * 0.5 * (1.0 + std::cos(M_PI / 3)), 1e-12);
+  EXPECT_NEAR(ember::learning_rate(c, 10 + 66, total), 0.1 + 0.9 * 0.5 * (1.0 + std::cos(2 * M_PI / 3)), 1e-12);
   EXPECT_NEAR(ember::learning_rate(c, total - 1, total), 0.1, 1e-12);
-  c.schedule = "linear";
+  c.schedule = LrSchedule::linear;
   EXPECT_NEAR(ember::learning_rate(c, 10 + 33, total), 1.0 - 0.9 * 33.0 / 99.0, 1e-12);
   EXPECT_NEAR(ember::learning_rate(c, total - 1, total), 0.1, 1e-12);
-  c.schedule = "constant";
+  c.schedule = LrSchedule::constant;
   EXPECT_DOUBLE_EQ(ember::learning_rate(c, total - 1, total), 1.0);
-  c.schedule = "wsd";
+  c.schedule = LrSchedule::wsd;  // decay over the last round(0.2 x 110) = 22 steps: 88 .. 109
   c.decay_fraction = 0.2;
-  EXPECT_DOUBLE_EQ(ember::learning_rate(c, 60, total), 1.0);  // stable phase
+  EXPECT_DOUBLE_EQ(ember::learning_rate(c, 60, total), 1.0);
+  EXPECT_DOUBLE_EQ(ember::learning_rate(c, 87, total), 1.0);  // the last stable step
+  EXPECT_NEAR(ember::learning_rate(c, 88, total), 1.0 - 0.9 / 22.0, 1e-12);  // the first decayed step
+  EXPECT_NEAR(ember::learning_rate(c, 98, total), 1.0 - 0.9 * 11.0 / 22.0, 1e-12);
   EXPECT_NEAR(ember::learning_rate(c, total - 1, total), 0.1, 1e-12);
-  EXPECT_LT(ember::learning_rate(c, 100, total), 1.0);  // decaying in the last 20%
 }
 
 TEST(Clip, GlobalNormAndScaling) {

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <numeric>
 
+#include "scratch.h"
 #include "ember/data/bpe_trainer.h"
 #include "ember/data/html_text.h"
 #include "ember/data/prepare_text.h"
@@ -20,12 +21,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path scratch(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / "ember_prepare_text_test" / name;
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+fs::path scratch(const std::string& name) { return ember::testing::scratch_dir("prepare_text", name); }
 
 // A small trained tokenizer (so the test needs no published rank files).
 std::string small_tokenizer(const fs::path& dir) {

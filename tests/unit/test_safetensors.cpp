@@ -5,15 +5,15 @@
 #include <filesystem>
 #include <fstream>
 
-#include "ember/train/safetensors.h"
+#include "scratch.h"
+#include "ember/io/safetensors.h"
 #include "ember/util/error.h"
 
 namespace fs = std::filesystem;
 
 namespace {
 fs::path scratch(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / "ember_st_test";
-  fs::create_directories(d);
+  static const fs::path d = ember::testing::scratch_dir("safetensors");
   return d / name;
 }
 }  // namespace
@@ -70,7 +70,7 @@ TEST(Safetensors, TruncatedAndGarbageFilesAreRefused) {
 
 TEST(Safetensors, PythonSafetensorsReadsOurFile) {
   const char* py = std::getenv("EMBER_PYTHON");
-  if (!py || !*py) GTEST_SKIP() << "EMBER_PYTHON not set";
+  ASSERT_TRUE(py && *py) << "EMBER_PYTHON is not set (tests/CMakeLists.txt sets it to the venv python)";
   auto path = scratch("py.safetensors");
   auto w = torch::arange(12, torch::kFloat).reshape({3, 4}) / 7.0;
   auto b = (torch::arange(6, torch::kFloat) / 3.0).to(torch::kBFloat16);

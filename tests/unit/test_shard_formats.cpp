@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "scratch.h"
 #include "ember/data/shard.h"
 #include "ember/util/error.h"
 
@@ -12,12 +13,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path scratch(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / "ember_shard_formats_test" / name;
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+fs::path scratch(const std::string& name) { return ember::testing::scratch_dir("shard_formats", name); }
 
 // A version-1 .npy file as NumPy writes it: magic, version, header length, padded dict, data.
 template <class T>

@@ -16,7 +16,7 @@ namespace {
 
 TaperConfig schedule(const std::string& name) {
   TaperConfig t;
-  t.schedule = name;
+  EXPECT_TRUE(ember::enum_from_name(name, t.schedule)) << name;
   return t;
 }
 
@@ -92,16 +92,36 @@ TEST(Taper, InconsistentSettingsNameTheValues) {
   EXPECT_NE(error_of(z, 4, 64).find("(<= 0)"), std::string::npos) << error_of(z, 4, 64);
 }
 
+TEST(Taper, EndWidthsArePinnedToStartAndEndTimesTheBaseWidth) {
+  // round(1.5 x 1392) = 2088 and round(0.5 x 1392) = 696, though neither is a multiple of 16; the
+  // interior is rounded to 16 and the total stays L x d_base.
+  for (std::string s : {"linear", "cosine", "sigmoid"}) {
+    auto w = ember::taper_widths(schedule(s), 8, 1392);
+    EXPECT_EQ(w.front(), 2088) << s;
+    EXPECT_EQ(w.back(), 696) << s;
+    for (size_t l = 1; l + 1 < w.size(); ++l) EXPECT_EQ(w[l] % 16, 0) << s << " layer " << l;
+    EXPECT_EQ(sum(w), 8 * 1392) << s;
+  }
+  auto coarse = schedule("cosine");
+  coarse.multiple_of = 256;
+  auto w = ember::taper_widths(coarse, 6, 2816);  // 1.5 x 2816 = 4224 is not a multiple of 256
+  EXPECT_EQ(w.front(), 4224);
+  EXPECT_EQ(w.back(), 1408);
+  EXPECT_EQ(sum(w), 6 * 2816);
+  auto two = ember::taper_widths(schedule("linear"), 2, 1392);
+  EXPECT_EQ(two, (std::vector<int64_t>{2088, 696}));
+}
+
 TEST(Taper, TaperedModelHasExactlyTheUniformParameterCountAndFlops) {
   ember::ModelConfig c;
   c.vocab_size = 100, c.d_model = 64, c.n_heads = 4, c.mlp.d_ff = 192;
   for (int64_t L : {3, 6}) {
     c.n_layers = L;
-    c.mlp.taper.schedule = "uniform";
+    c.mlp.taper.schedule = ember::TaperSchedule::uniform;
     ember::MetaInitScope meta;
     ember::LanguageModel uniform(c);
     for (std::string s : {"linear", "cosine", "sigmoid", "groups"}) {
-      c.mlp.taper.schedule = s;
+      c.mlp.taper.schedule = schedule(s).schedule;
       ember::LanguageModel tapered(c);
       EXPECT_EQ(tapered.num_parameters(), uniform.num_parameters()) << s << " L=" << L;
       EXPECT_EQ(tapered.train_flops_per_token(128), uniform.train_flops_per_token(128)) << s;

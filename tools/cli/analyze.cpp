@@ -8,10 +8,10 @@
 #include "cli/commands.h"
 #include "ember/analysis/line_plot.h"
 #include "ember/analysis/plot_output.h"
-#include "ember/data/shard.h"
+#include "ember/data/text_encoder.h"
 #include "ember/eval/alignment.h"
 #include "ember/eval/attention_diagnostics.h"
-#include "ember/eval/model_loader.h"
+#include "ember/checkpoint/model_loader.h"
 #include "ember/util/error.h"
 #include "ember/util/files.h"
 
@@ -26,27 +26,6 @@ struct AnalyzeArgs {
   bool json = false;
   std::string plot;  // PNG of both curves over depth
 };
-
-// Shards as given; a plain text file is byte-tokenised for byte-level (V = 256) models.
-std::vector<fs::path> data_shards(const AnalyzeArgs& args, const ModelConfig& model, const fs::path& scratch) {
-  std::vector<fs::path> shards;
-  for (const auto& spec : args.data) {
-    if (fs::is_regular_file(spec) && fs::path(spec).extension() != ".bin") {
-      if (model.vocab_size != 256)
-        throw UsageError("--data '" + spec + "': text input needs the model's tokenizer; this model has vocab_size " +
-                         std::to_string(model.vocab_size) + " (only byte-level models read text); pass token shards");
-      const std::string text = read_text_file(spec);
-      std::vector<uint32_t> tokens(text.begin(), text.end());
-      for (auto& t : tokens) t &= 0xFF;
-      fs::create_directories(scratch);
-      shards.push_back(scratch / ("text_" + std::to_string(shards.size()) + ".bin"));
-      write_shard(shards.back(), tokens);
-    } else {
-      for (auto& p : resolve_shards({spec}, "--data")) shards.push_back(p);
-    }
-  }
-  return shards;
-}
 
 // rho_l and the mixer's cosine over depth, as one chart.
 void plot_alignment(const std::string& png, const AlignmentResult& result, const std::string& ckpt) {
@@ -74,14 +53,14 @@ std::unique_ptr<Evaluation> open_evaluation(const AnalyzeArgs& args) {
   auto e = std::make_unique<Evaluation>();
   e->loaded = load_trained_model(args.ckpt);
   e->scratch = fs::temp_directory_path() / ("ember_analyze_" + std::to_string(::getpid()));
+  const auto& data = e->loaded.config.data;
+  auto encoder = [&data] { return dataset_encoder(data.train.empty() ? data.val : data.train, "the run's data"); };
   LoaderOptions o;
   o.batch = args.batch_size;
   o.seq_len = e->loaded.config.train.seq_len;
   o.shuffle = false;
-  e->loader = std::make_unique<BatchLoader>(data_shards(args, e->loaded.config.model, e->scratch), o);
-  const int64_t vocab = e->loaded.config.model.vocab_size;
-  if (e->loader->max_token() >= static_cast<uint32_t>(vocab))
-    throw DataError("--data: token ids exceed the model's vocab_size " + std::to_string(vocab));
+  e->loader = open_loader(encode_text_inputs(args.data, encoder, e->scratch), "--data", o,
+                          e->loaded.config.model.vocab_size);
   return e;
 }
 
@@ -129,7 +108,7 @@ void run_attention(const AnalyzeArgs& args) {
 // --ckpt, --data, --batches, --batch-size, --json: what every analysis of a checkpoint takes.
 void add_common_options(CLI::App* cmd, AnalyzeArgs& args) {
   cmd->add_option("--ckpt", args.ckpt, "Run directory or checkpoint directory")->required();
-  cmd->add_option("--data", args.data, "Token shards / directories / globs, or a text file (byte-level models)")
+  cmd->add_option("--data", args.data, "Token shards / directories / globs, or text files (read with the run's tokenizer)")
       ->required();
   cmd->add_option("--batches", args.batches, "Batches to average over")->check(CLI::PositiveNumber);
   cmd->add_option("--batch-size", args.batch_size, "Sequences per batch")->check(CLI::PositiveNumber);
@@ -157,7 +136,7 @@ void register_analyze(CLI::App& app) {
   auto* attn = cmd->add_subcommand("attention",
       "Per layer, the attention sink (mean attention on the first token) and the mean gate of gated attention");
   attn->footer(
-      "Gated attention should drive both down during training (spec/mixers.md 3.2).\n"
+      "Gated attention should drive both down during training (docs/mixers.md).\n"
       "Examples:\n"
       "  ember analyze attention --ckpt runs/gated --data data/pydoc/val_00000.bin\n"
       "  ember analyze attention --ckpt runs/tiny --data data/pydoc/val_00000.bin --batches 32 --json");

@@ -1,5 +1,5 @@
 // `ember capacity`: epsilon and representational capacity of embedding matrices
-// (spec/capacity.md), and `ember capacity bound` for a given d_model and epsilon.
+// (docs/capacity.md), and `ember capacity bound` for a given d_model and epsilon.
 #include <torch/cuda.h>
 
 #include <iostream>
@@ -82,6 +82,9 @@ void run_capacity(const CapacityArgs& a) {
 void run_bound(const BoundArgs& a) {
   const auto constants = parse_constants(a.constants);
   std::vector<CapacityBounds> rows;
+  for (double eps : a.eps)  // a matrix's degenerate epsilon is reported; a typed one is a mistake
+    if (!(eps > 0.0 && eps <= 1.0))
+      throw UsageError(fmt::format("--eps: epsilon must be in (0, 1], got {}", eps));
   for (double d : a.d)
     for (double eps : a.eps) rows.push_back(capacity_bounds(d, eps, constants));
   if (a.json) return print_json_array(rows, bounds_json);

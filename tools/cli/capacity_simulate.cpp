@@ -1,5 +1,5 @@
 // `ember capacity simulate` (random and optimised packing sweeps) and `ember capacity fit`
-// (the capacity constants from such a sweep), spec/capacity.md "The packing simulation".
+// (the capacity constants from such a sweep), docs/capacity.md "The packing simulation".
 #include <iostream>
 #include <sstream>
 

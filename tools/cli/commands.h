@@ -14,6 +14,9 @@ struct ConfigArgs {
   std::vector<std::string> overrides;
 };
 void add_config_options(CLI::App& cmd, ConfigArgs& args, bool required);
+// The kinds of every seam (from the registries), for --help footers and `ember config --kinds`.
+nlohmann::json kinds_json();
+std::string kinds_help();
 
 void register_train(CLI::App& app);
 void register_eval(CLI::App& app);

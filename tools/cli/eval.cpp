@@ -3,8 +3,8 @@
 #include <iostream>
 
 #include "cli/commands.h"
-#include "ember/data/shard.h"
-#include "ember/eval/model_loader.h"
+#include "ember/data/loader.h"
+#include "ember/checkpoint/model_loader.h"
 #include "ember/eval/perplexity.h"
 #include "ember/util/error.h"
 
@@ -27,11 +27,9 @@ void run_eval(const EvalArgs& args) {
   o.batch = cfg.train.micro_batch;
   o.seq_len = cfg.train.seq_len;
   o.shuffle = false;
-  BatchLoader loader(resolve_shards(specs, "--data"), o);
-  if (loader.max_token() >= static_cast<uint32_t>(cfg.model.vocab_size))
-    throw DataError("--data: token ids exceed the model's vocab_size " + std::to_string(cfg.model.vocab_size));
+  auto loader = open_loader(specs, args.data.empty() ? "data.val" : "--data", o, cfg.model.vocab_size);
   const int64_t batches = args.batches >= 0 ? args.batches : cfg.eval.batches;
-  auto r = evaluate_perplexity(*loaded.model, loader, batches, at::kCPU, cfg.train.precision == "bf16");
+  auto r = evaluate_perplexity(*loaded.model, *loader, batches, at::kCPU, cfg.train.precision == Precision::bf16);
   if (args.json) {
     std::cout << nlohmann::json{{"checkpoint", loaded.checkpoint_dir.string()}, {"step", loaded.step},
                                 {"loss", r.loss}, {"perplexity", r.perplexity}, {"tokens", r.tokens}}

@@ -3,10 +3,8 @@
 #include <iostream>
 
 #include "cli/commands.h"
-#include "ember/config/config.h"
-#include "ember/model/init.h"
-#include "ember/model/lev.h"
-#include "ember/model/lm.h"
+#include "ember/checkpoint/run_config.h"
+#include "ember/model/summary.h"
 #include "ember/util/error.h"
 
 namespace ember::cli {
@@ -18,46 +16,13 @@ struct InspectArgs {
   bool json = false;
 };
 
-int64_t count(const std::vector<at::Tensor>& params) {
-  int64_t n = 0;
-  for (const auto& p : params) n += p.numel();
-  return n;
-}
-
-// Generated input embeddings are sized against the LEV generator for the same V and D (P_LEV).
-bool matched_to_lev(const std::string& kind) {
-  return kind == "lev" || kind == "albert" || kind == "flat_mlp" || kind == "factored_mlp";
-}
-
-// Parameters and FLOPs of one config, from a shape-only (meta) instance of the real model.
+// Parameters and FLOPs of one config, counted on a shape-only instance of the real model.
 nlohmann::json describe(const std::string& file, const InspectArgs& args) {
   std::vector<std::string> files = args.common.files;
   files.push_back(file);
   Config cfg = load_config(files, args.common.overrides);
-  MetaInitScope meta;
-  LanguageModel model(cfg.model);
-  const int64_t T = cfg.train.seq_len;
-  nlohmann::json layers = nlohmann::json::array();
-  int64_t body = 0;
-  for (size_t l = 0; l < model.blocks().size(); ++l) {
-    auto& b = *model.blocks()[l];
-    const int64_t all = count(b.parameters());
-    body += all;
-    layers.push_back({{"layer", l}, {"mixer", cfg.model.mixer.kind}, {"d_ff", b.mlp().d_ff()},
-                      {"mixer_params", count(b.mixer().parameters())}, {"mlp_params", count(b.mlp().parameters())},
-                      {"params", all}, {"fwd_flops_per_token", b.forward_flops_per_token(T)}});
-  }
-  const int64_t embedding = model.num_embedding_parameters(), total = model.num_parameters();
-  nlohmann::json out = {{"config", file}, {"vocab_size", cfg.model.vocab_size}, {"d_model", cfg.model.d_model},
-          {"embedding_kind", cfg.model.embedding.kind}, {"mixer", cfg.model.mixer.kind},
-          {"taper", cfg.model.mlp.taper.schedule}, {"seq_len", T}, {"layers", layers},
-          {"embedding_params", embedding}, {"body_params", body}, {"head_params", total - embedding - body},
-          {"total_params", total}, {"train_flops_per_token", model.train_flops_per_token(T)}};
-  if (matched_to_lev(cfg.model.embedding.kind)) {
-    const int64_t budget = lev_parameter_count(cfg.model.vocab_size, cfg.model.d_model, cfg.model.embedding.lev);
-    out["lev_budget_params"] = budget;
-    out["embedding_vs_lev"] = static_cast<double>(embedding) / static_cast<double>(budget) - 1.0;
-  }
+  nlohmann::json out = summarize_model(cfg.model, cfg.train.seq_len).to_json();
+  out["config"] = file;
   return out;
 }
 
@@ -65,9 +30,9 @@ void print_lev_match(const nlohmann::json& m) {
   if (!m.contains("lev_budget_params")) return;
   std::cout << fmt::format("  vs P_LEV {:>11} ({:+.2f}%)", m["lev_budget_params"].get<int64_t>(),
                            100 * m["embedding_vs_lev"].get<double>());
-  if (m["embedding_kind"] == "albert")  // A [V x m] P [m x D]: m is an integer
-    std::cout << fmt::format("; albert moves in steps of V + D = {}",
-                             m["vocab_size"].get<int64_t>() + m["d_model"].get<int64_t>());
+  if (m["embedding_step"].get<int64_t>() > 1)  // e.g. albert: one more m adds V + D
+    std::cout << fmt::format("; {} moves in steps of {}", m["embedding_kind"].get<std::string>(),
+                             m["embedding_step"].get<int64_t>());
   std::cout << "\n";
 }
 
@@ -139,7 +104,8 @@ void register_inspect(CLI::App& app) {
       "Examples:\n"
       "  ember inspect configs/tiny.yaml\n"
       "  ember inspect configs/tapered/cpu.yaml --set model.mlp.taper.schedule=cosine --json\n"
-      "  ember inspect -c configs/tapered/440m.yaml configs/tapered/uniform.yaml configs/tapered/cosine.yaml");
+      "  ember inspect -c configs/tapered/440m.yaml configs/tapered/uniform.yaml configs/tapered/cosine.yaml\n\n" +
+      kinds_help());
   auto args = std::make_shared<InspectArgs>();
   cmd->add_option("configs", args->configs, "Config file of a model; two files compare two models")->required();
   cmd->add_option("-c,--config", args->common.files, "Base config merged under each model's file")

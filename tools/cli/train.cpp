@@ -47,7 +47,8 @@ void register_train(CLI::App& app) {
       "  ember train -c configs/tiny.yaml\n"
       "  ember train -c configs/tiny.yaml --set train.steps=2000 --set log.name=longer\n"
       "  ember train --resume --run-dir runs/tiny       # continue after preemption or a crash\n"
-      "SIGINT/SIGTERM save a checkpoint and exit 0.");
+      "SIGINT/SIGTERM save a checkpoint and exit 0. A run directory is locked while it trains.\n\n" +
+      kinds_help());
   auto args = std::make_shared<TrainArgs>();
   add_config_options(*cmd, args->config, false);
   cmd->add_flag("--resume", args->resume, "Continue from the newest complete checkpoint of the run");

@@ -1,5 +1,5 @@
 // Fitting the capacity formulas to packing-simulation points (k, d, eps*) by least squares on
-// epsilon, as the paper did (spec/capacity.md): the standard JL form to random packings, the
+// epsilon, as the paper did (docs/capacity.md): the standard JL form to random packings, the
 // single-constant and the full four-constant forms to optimised ones; R^2, MAPE and RMSE.
 #pragma once
 #include <nlohmann/json.hpp>

@@ -1,4 +1,4 @@
-// Representational capacity from d_model and epsilon (spec/capacity.md, "Capacity formulas"):
+// Representational capacity from d_model and epsilon (docs/capacity.md, "Capacity formulas"):
 // the paper's fully parameterised form (the headline), the adjusted single-constant form and the
 // standard Johnson-Lindenstrauss bound, plus the class rule. Capacities can exceed any double
 // (d = 8192 at eps = 0.3 gives ~10^200), so every bound is carried as a natural logarithm.
@@ -21,34 +21,37 @@ inline constexpr double kJlRandomC = 3.029;        // JL constant fitted to rand
 struct CapacityBound {
   double ln_k = 0.0;             // natural log of the bound on k
   bool integer_ceiling = false;  // the full form's max_k is ceil()'d; the other bounds are not
-  double value() const;          // the bound itself; +inf when it does not fit a double
+  bool defined = true;           // false when epsilon is outside (0, 1], where no formula applies
+  double value() const;          // the bound itself; +inf when it does not fit a double; NaN if undefined
   double log10() const;
 };
 
-// spec/capacity.md: max_k = ceil( ( d exp( (eps^2 d^c / C)^(1/b) ) )^(1/a) )
+// docs/capacity.md: max_k = ceil( ( d exp( (eps^2 d^c / C)^(1/b) ) )^(1/a) )
 CapacityBound full_form_capacity(double d, double eps, const FullFormConstants& k = {});
-// spec/capacity.md: k <= d exp(d eps^2 / C), C ~ 1.293
+// docs/capacity.md: k <= d exp(d eps^2 / C), C ~ 1.293
 CapacityBound single_constant_capacity(double d, double eps, double C = kSingleConstantC);
-// spec/capacity.md: k <= exp(d eps^2 / C), C = 8 (textbook) or 3.029 (fitted to random vectors)
+// docs/capacity.md: k <= exp(d eps^2 / C), C = 8 (textbook) or 3.029 (fitted to random vectors)
 CapacityBound jl_capacity(double d, double eps, double C = kJlC);
 
 // The inverses: the epsilon at which k vectors fit in d dimensions. For k <= d the vectors can
 // be exactly orthogonal, so epsilon is 0 (the same convention as the paper's fit).
-// spec/capacity.md: eps(k, d) = sqrt( C ln(k^a / d)^b / d^c )
+// docs/capacity.md: eps(k, d) = sqrt( C ln(k^a / d)^b / d^c )
 double full_form_epsilon(double k, double d, const FullFormConstants& c = {});
 // eps(k, d) = sqrt( C ln(k / d) / d )
 double single_constant_epsilon(double k, double d, double C = kSingleConstantC);
 // eps(k, d) = sqrt( C ln(k) / d )
 double jl_epsilon(double k, double d, double C = kJlC);
 
-// spec/capacity.md class rule: eps < 0.1 -> class 2 (near-orthogonal, superposition, finite
+// docs/capacity.md class rule: eps < 0.1 -> class 2 (near-orthogonal, superposition, finite
 // capacity); eps > 0.2 -> class 1; otherwise indeterminate.
 enum class CapacityClass { kNearOrthogonal, kClass1, kIndeterminate };
 CapacityClass capacity_class(double eps);
 std::string class_label(CapacityClass c);        // "2", "1", "indeterminate"
 std::string class_description(CapacityClass c);  // one line for humans
 
-// Everything spec/capacity.md reports for one (d, eps): the class and all bounds, labelled.
+// Everything docs/capacity.md reports for one (d, eps): the class and all bounds, labelled. A
+// degenerate epsilon (outside (0, 1], e.g. mu + 2 sigma > 1 for nearly parallel rows) still has
+// a class (eps > 0.2: class 1) but its bounds are undefined ("n/a"), never an error.
 struct CapacityBounds {
   double d = 0.0, eps = 0.0;
   CapacityClass cls = CapacityClass::kIndeterminate;
@@ -60,7 +63,8 @@ struct CapacityBounds {
 };
 CapacityBounds capacity_bounds(double d, double eps, const FullFormConstants& constants = {});
 
-// A bound for humans: 3 significant digits ("3.99e+07", "8.42"), or "10^412.3" beyond doubles.
+// A bound for humans: 3 significant digits ("3.99e+07", "8.42"), "10^412.3" beyond doubles, or
+// "n/a" when undefined.
 std::string format_capacity(const CapacityBound& b);
 
 }  // namespace ember

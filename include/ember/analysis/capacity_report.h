@@ -18,7 +18,8 @@ struct CapacityReport {
   std::string head;  // "tied", "untied" or "" (unknown), see EmbeddingMatrix::head
   int64_t input_rows = 0;
   EpsilonEstimate estimate;
-  CapacityBounds bounds;  // at d and estimate.epsilon()
+  CapacityBounds bounds;         // at d and estimate.epsilon()
+  CapacityBounds bounds_3sigma;  // at d and estimate.epsilon_3sigma(), the exaggerated variant
 };
 
 struct CapacityOptions {
@@ -31,7 +32,7 @@ struct CapacityOptions {
 CapacityReport capacity_report(const std::string& input, const CapacityOptions& options);
 CapacityReport capacity_report(const EmbeddingMatrix& matrix, const CapacityOptions& options);
 
-// spec/capacity.md bookkeeping: the vocabulary takes ~V directions when the head is tied and
+// docs/capacity.md bookkeeping: the vocabulary takes ~V directions when the head is tied and
 // ~2V when untied (0 when unknown); the rest of the full-form capacity is left for features
 // (nullopt unless the head is known and the class is 2; a value of 0 when nothing is left).
 double vocabulary_directions(const CapacityReport& r);

@@ -1,4 +1,4 @@
-// Running statistics of pairwise cosine similarities (spec/capacity.md, "The epsilon
+// Running statistics of pairwise cosine similarities (docs/capacity.md, "The epsilon
 // estimator"): count, sum and sum of squares in float64, extremes, and a histogram over [-1, 1].
 // Sums are taken about a shift (the exact mean when known) so that the variance does not suffer
 // from cancellation when mu is large next to sigma.

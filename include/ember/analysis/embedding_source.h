@@ -1,4 +1,4 @@
-// Where an embedding matrix for capacity analysis comes from (spec/capacity.md):
+// Where an embedding matrix for capacity analysis comes from (docs/capacity.md):
 //   an ember run or checkpoint directory  the model's input embedding, materialised as V x D
 //                                         (tied/untied tables; LEV and other generated kinds
 //                                         through Embedding::materialize)

@@ -1,4 +1,4 @@
-// The epsilon estimator of spec/capacity.md: mu and sigma of the cosine similarity over every
+// The epsilon estimator of docs/capacity.md: mu and sigma of the cosine similarity over every
 // unordered pair i < j of the (non-zero) rows of an embedding matrix; epsilon = mu + 2 sigma.
 //   exact    the default: the Gram matrix streamed block by block, float64 sums and a histogram
 //   moments  the same exact mu and sigma from the d x d Gram identity in O(V d^2), without the
@@ -36,7 +36,7 @@ struct EpsilonEstimate {
   std::vector<int64_t> histogram;                // CosineStats::kBins bins over [-1, 1]; may be empty
   double seconds = 0.0;
 
-  double epsilon() const { return mu + 2.0 * sigma; }         // spec/capacity.md: eps = mu + 2 sigma
+  double epsilon() const { return mu + 2.0 * sigma; }         // docs/capacity.md: eps = mu + 2 sigma
   double epsilon_3sigma() const { return mu + 3.0 * sigma; }  // the "exaggerated" variant
 };
 

@@ -1,5 +1,5 @@
 // The Gram matrix X X^T of the rows of X, streamed one block pair at a time so that memory stays
-// at one block x block matrix however many rows there are (spec/capacity.md: "never hold V x V").
+// at one block x block matrix however many rows there are (docs/capacity.md: "never hold V x V").
 #pragma once
 #include <ATen/ATen.h>
 

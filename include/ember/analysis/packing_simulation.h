@@ -1,4 +1,4 @@
-// The packing simulation behind the capacity constants (spec/capacity.md, "The packing
+// The packing simulation behind the capacity constants (docs/capacity.md, "The packing
 // simulation"): for k unit vectors in d dimensions, the smallest achievable max |cos|
 //   random     min over `draws` sets of N(0, 1) vectors of max_{i != j} |cos|
 //   optimised  Adam on the vectors (normalised every step) against sum_{i != j} |G_ij|^p;
@@ -23,9 +23,9 @@ struct PackingPoint {
   double seconds = 0.0;
 };
 
-// spec/capacity.md: p = min(floor(M / ln d), 20), M = 40 if k <= 4000, 50 if d >= 3072, else 60
+// docs/capacity.md: p = min(floor(M / ln d), 20), M = 40 if k <= 4000, 50 if d >= 3072, else 60
 int packing_exponent(int64_t k, int64_t d);
-// spec/capacity.md: lr = 0.005 if d <= 1024 else 0.0025
+// docs/capacity.md: lr = 0.005 if d <= 1024 else 0.0025
 double packing_learning_rate(int64_t d);
 
 // max_{i != j} |cos(x_i, x_j)| over the rows of a unit-row matrix, in Gram blocks.

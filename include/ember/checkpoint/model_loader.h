@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <memory>
 
-#include "ember/config/config.h"
+#include "ember/checkpoint/run_config.h"
 #include "ember/model/lm.h"
 
 namespace ember {

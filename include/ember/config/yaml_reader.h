@@ -4,7 +4,6 @@
 #pragma once
 #include <yaml-cpp/yaml.h>
 
-#include <set>
 #include <string>
 #include <vector>
 
@@ -13,29 +12,25 @@
 
 namespace ember {
 
-class YamlReader {
+class YamlReader final : public FieldVisitor {
  public:
   YamlReader(YAML::Node node, std::string path, const ConfigSource& src);
 
-  void field(const char* key, int64_t& out, Bound b = {});
-  void field(const char* key, double& out, Bound b = {});
-  void field(const char* key, bool& out, Bound b = {});
-  void field(const char* key, std::string& out, Bound b = {});
-  void field(const char* key, std::vector<double>& out, Bound b = {});
-  void field(const char* key, std::vector<std::string>& out, Bound b = {});
-  void choice(const char* key, std::string& out, const std::vector<std::string>& options);
-
-  template <class Section>
-  void section(const char* key, Section& s) {
-    YAML::Node child = lookup(key);
-    if (!child) return;
-    if (!child.IsMap()) fail(key, "expected a mapping of keys");
-    YamlReader sub(child, join(key), src_);
-    s.fields(sub);
-    sub.finish();
-  }
+  void field(const char* key, int64_t& out, Bound b = {}) override;
+  void field(const char* key, double& out, Bound b = {}) override;
+  void field(const char* key, bool& out) override;
+  void field(const char* key, std::string& out) override;
+  void field(const char* key, std::vector<double>& out, Bound b = {}) override;
+  void field(const char* key, std::vector<std::string>& out) override;
+  void choice(const char* key, std::string& out, const std::vector<std::string>& options) override;
+  using FieldVisitor::choice;
+  void kind_sections(KindSections& sections, const std::vector<std::string>& used) override;
+  void moved(const char* old_key, const char* new_place) override;
   // Unknown keys in this map are errors.
   void finish() const;
+
+ protected:
+  void section_with(const char* key, const std::function<void(FieldVisitor&)>& body) override;
 
  private:
   YAML::Node lookup(const char* key);

@@ -1,6 +1,7 @@
 // Writes a component's keys (the same fields() list the reader uses) as YAML: the resolved config.
+// Numbers are written so that every YAML reader, YAML 1.1 ones such as PyYAML included, reads them
+// back as numbers of the same value.
 #pragma once
-#include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include <string>
@@ -10,36 +11,40 @@
 
 namespace ember {
 
-class YamlWriter {
+// Shortest text that reads back to the same double, always with a '.' (1.0e-06, 10000.0): YAML 1.1
+// reads "1e-06" as a string.
+std::string yaml_float(double value);
+
+class YamlWriter final : public FieldVisitor {
  public:
   explicit YamlWriter(YAML::Emitter& out) : out_(out) {}
 
-  template <class T>
-  void field(const char* key, const T& value, Bound = {}) {
-    out_ << YAML::Key << key << YAML::Value << value;
-  }
-  // Shortest text that reads back to the same double (fmt's round-trip formatting).
-  void field(const char* key, const double& value, Bound = {}) {
-    out_ << YAML::Key << key << YAML::Value << fmt::format("{}", value);
-  }
-  void field(const char* key, const std::vector<double>& v, Bound = {}) {
-    out_ << YAML::Key << key << YAML::Value << YAML::Flow << v;
-  }
-  void field(const char* key, const std::vector<std::string>& v, Bound = {}) {
-    out_ << YAML::Key << key << YAML::Value << YAML::Flow << v;
-  }
-  void choice(const char* key, const std::string& value, const std::vector<std::string>&) {
-    out_ << YAML::Key << key << YAML::Value << value;
-  }
-  template <class Section>
-  void section(const char* key, Section& s) {
-    out_ << YAML::Key << key << YAML::Value << YAML::BeginMap;
-    s.fields(*this);
-    out_ << YAML::EndMap;
-  }
+  void field(const char* key, int64_t& value, Bound = {}) override;
+  void field(const char* key, double& value, Bound = {}) override;
+  void field(const char* key, bool& value) override;
+  void field(const char* key, std::string& value) override;
+  void field(const char* key, std::vector<double>& value, Bound = {}) override;
+  void field(const char* key, std::vector<std::string>& value) override;
+  void choice(const char* key, std::string& value, const std::vector<std::string>&) override;
+  using FieldVisitor::choice;
+  void kind_sections(KindSections& sections, const std::vector<std::string>& used) override;
+
+ protected:
+  void section_with(const char* key, const std::function<void(FieldVisitor&)>& body) override;
 
  private:
   YAML::Emitter& out_;
 };
+
+// The YAML text of one section struct as a mapping (e.g. for hashing the model section).
+template <class Section>
+std::string section_yaml(Section s) {
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  YamlWriter writer(out);
+  s.fields(writer);
+  out << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
+}
 
 }  // namespace ember

@@ -13,8 +13,8 @@ struct DataConfig {
   std::vector<std::string> train;
   std::vector<std::string> val;
 
-  template <class V>
-  void fields(V& v) {
+
+  void fields(FieldVisitor& v) {
     v.field("train", train);
     v.field("val", val);
   }

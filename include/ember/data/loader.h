@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ember/data/shard.h"
+#include "ember/io/component_state.h"
 
 namespace ember {
 
@@ -30,7 +31,8 @@ struct LoaderOptions {
   int world = 1;
 };
 
-class BatchLoader {
+// A checkpoint component: its state (epoch, cursor) and, for people, where the next batch starts.
+class BatchLoader final : public Stateful {
  public:
   BatchLoader(const std::vector<std::filesystem::path>& shards, LoaderOptions opt);
 
@@ -42,6 +44,8 @@ class BatchLoader {
   uint32_t max_token() const;  // largest id over all shards (a full scan)
   // Where the next window comes from, for logs and state.json.
   std::pair<std::string, int64_t> next_position() const;
+  ComponentState save_state() const override;
+  void load_state(const ComponentState& state, const std::string& where) override;
 
  private:
   struct Window {
@@ -57,5 +61,10 @@ class BatchLoader {
   LoaderOptions opt_;
   LoaderState state_;
 };
+
+// A loader over `specs` (files, directories, globs) whose ids all fit `vocab`; errors name `key`
+// (e.g. data.val, --data) and say which id does not fit.
+std::unique_ptr<BatchLoader> open_loader(const std::vector<std::string>& specs, const std::string& key,
+                                         const LoaderOptions& opt, int64_t vocab);
 
 }  // namespace ember

@@ -1,4 +1,4 @@
-// Residual alignment (spec/tapered.md, "Mechanism"): per layer, the mean over tokens of
+// Residual alignment (docs/tapered.md, "Mechanism"): per layer, the mean over tokens of
 // rho_l = cos(MLP_l output, residual stream h_l it is added to), and the same for the mixer.
 // Late MLPs with rho near 1 reinforce what the stream already holds rather than write new
 // directions.

@@ -1,4 +1,4 @@
-// Attention diagnostics of a trained model (spec/mixers.md §3.2): per layer, the mean gate of
+// Attention diagnostics of a trained model (docs/mixers.md, gated attention): per layer, the mean gate of
 // gated attention (trained models drive it far below its initial 0.5) and the attention sink,
 // the share of attention on the first token, averaged over heads, sequences and query positions
 // t >= 1 (position 0 can only attend to itself). The paper reports 46.7% -> 4.8% with gating.

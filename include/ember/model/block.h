@@ -8,7 +8,7 @@
 
 namespace ember {
 
-// What one block added to the residual stream, for analyses (spec/tapered.md "Mechanism").
+// What one block added to the residual stream, for analyses (docs/tapered.md, "Mechanism").
 struct BlockTrace {
   at::Tensor mixer_residual;  // x: the stream the mixer output is added to
   at::Tensor mixer_out;
@@ -19,7 +19,7 @@ struct BlockTrace {
 
 class Block : public torch::nn::Module {
  public:
-  Block(const ModelConfig& cfg, int64_t d_ff);
+  Block(const ModelConfig& cfg, int64_t layer, int64_t d_ff);
   at::Tensor forward(const at::Tensor& x, const Rope& rope, BlockTrace* trace = nullptr);
   // Forward FLOPs per token at sequence length T: 2 per matmul weight + the mixer's own.
   double forward_flops_per_token(int64_t seq_len) const;

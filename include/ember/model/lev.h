@@ -1,4 +1,4 @@
-// LEV embeddings (spec/leviathan.md): a small continuous generator G: id -> R^D replaces the
+// LEV embeddings (docs/leviathan.md): a small continuous generator G: id -> R^D replaces the
 // dense input table. Compositional base-b digits -> summed codebook seeds -> per head
 // sigmoid(0.5 LN(W_seed z)) -> quadratic B-spline basis -> rank-r separable tensor product ->
 // sum over heads of M_l W_out_l. G runs once per unique id of the batch.
@@ -6,6 +6,35 @@
 #include "ember/model/embedding.h"
 
 namespace ember {
+
+enum class LevSquash { sigmoid_half_ln, sigmoid_ln };
+inline std::span<const EnumName<LevSquash>> enum_names(LevSquash) {
+  static constexpr EnumName<LevSquash> names[] = {{LevSquash::sigmoid_half_ln, "sigmoid_half_ln"},
+                                                  {LevSquash::sigmoid_ln, "sigmoid_ln"}};
+  return names;
+}
+enum class LevImpl { fused, reference };  // fused CPU/CUDA kernels | plain ATen ops
+inline std::span<const EnumName<LevImpl>> enum_names(LevImpl) {
+  static constexpr EnumName<LevImpl> names[] = {{LevImpl::fused, "fused"}, {LevImpl::reference, "reference"}};
+  return names;
+}
+
+// model.embedding.lev.*: the LEV generator; defaults are the paper's.
+struct LevConfig {
+  static constexpr const char* kKind = "lev";
+  int64_t k = 3;         // digits of the compositional index
+  int64_t d_seed = 128;  // seed / codebook width d_s
+  int64_t heads = 8;     // h
+  int64_t knots = 16;    // kappa
+  int64_t rank = 64;     // r
+  LevSquash squash = LevSquash::sigmoid_half_ln;  // sigmoid(0.5 LN(.)) | sigmoid(LN(.))
+  bool normalize_basis = true;
+  bool learnable_knot_scale = false;
+  LevImpl impl = LevImpl::fused;
+
+  void fields(FieldVisitor& v);
+  void check(const ConfigChecker& c, const std::string& path) const;
+};
 
 // b = ceil(V^(1/k)): the smallest b with b^k >= V (step 1).
 int64_t lev_base(int64_t vocab, int64_t k);
@@ -23,7 +52,7 @@ class LevEmbedding : public Embedding {
   at::Tensor generate(const at::Tensor& ids);
   // u [N, h, d_s]: the squashed per-head seeds fed to the spline (step 3).
   at::Tensor squashed_seeds(const at::Tensor& ids);
-  void set_impl(const std::string& impl) { cfg_.impl = impl; }
+  void set_impl(LevImpl impl) { cfg_.impl = impl; }
 
  private:
   int64_t vocab_, dim_, base_;

@@ -10,6 +10,7 @@
 #include "ember/model/block.h"
 #include "ember/model/embedding.h"
 #include "ember/model/model_config.h"
+#include "ember/model/mixers/attention.h"
 #include "ember/model/rope.h"
 
 namespace ember {
@@ -29,7 +30,7 @@ class LanguageModel : public torch::nn::Module {
   Embedding& embedding() { return *embedding_; }
   std::vector<std::shared_ptr<Block>>& blocks() { return blocks_; }
   at::Tensor head_weight() const;  // V x D; the embedding table itself when tied
-  void set_reference_attention(bool on);
+  void set_attention_impl(AttentionImpl impl);  // every attention mixer (for tests)
 
   int64_t num_parameters() const;
   int64_t num_embedding_parameters() const;  // input side only

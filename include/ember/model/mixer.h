@@ -1,9 +1,14 @@
-// The token-mixer seam: model.mixer.kind picks an implementation. A mixer maps the normalised
-// residual stream [B, T, D] to [B, T, D] causally.
+// The token-mixer seam: model.mixer.kind picks a row of the mixer registry (the table in
+// src/model/mixer.cpp: kind -> description, options section, factory). A mixer maps the
+// normalised residual stream [B, T, D] to [B, T, D] causally. Each kind gets the chassis sizes
+// and its own section of options, model.mixer.<kind>.*.
 #pragma once
 #include <torch/nn/module.h>
 
+#include <functional>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "ember/model/model_config.h"
 #include "ember/model/rope.h"
@@ -17,6 +22,27 @@ class Mixer : public torch::nn::Module {
   virtual int64_t extra_flops_per_token(int64_t seq_len) const = 0;
 };
 
-std::shared_ptr<Mixer> make_mixer(const ModelConfig& cfg);
+// What every mixer is built from: the chassis sizes of its layer and the seam's config (a factory
+// passes its component only its own section).
+struct MixerContext {
+  int64_t d_model = 0, n_heads = 0, n_kv_heads = 0, head_dim = 0;
+  int64_t layer = 0, n_layers = 1, max_seq_len = 0;
+  double init_std = 0.02;
+  double out_std = 0.02;  // the output projection's std (scaled by 1/sqrt(2L) when asked)
+  const MixerConfig& config;
+};
+MixerContext mixer_context(const ModelConfig& cfg, int64_t layer);
+
+struct MixerKind {
+  std::string name;
+  std::string description;  // one line, for --help, inspect and errors
+  std::function<std::unique_ptr<KindOptions>()> default_options = {};  // empty: the kind has no options
+  std::vector<std::string> reads = {};  // other kinds whose sections it reads (albert: {"lev"})
+  std::function<std::shared_ptr<Mixer>(const MixerContext&)> make = {};
+};
+
+const std::vector<MixerKind>& mixer_kinds();
+const MixerKind& mixer_kind(const std::string& name);  // ConfigError with did-you-mean
+std::shared_ptr<Mixer> make_mixer(const MixerContext& ctx);
 
 }  // namespace ember

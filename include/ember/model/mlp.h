@@ -1,4 +1,4 @@
-// SwiGLU MLP: (SiLU(x W_gate) * (x W_up)) W_down, no biases (spec/mixers.md §1).
+// SwiGLU MLP: (SiLU(x W_gate) * (x W_up)) W_down, no biases (docs/mixers.md, the chassis).
 // Parameters 3 d d_ff: the width d_ff is per layer (the taper seam).
 #pragma once
 #include <torch/nn/module.h>

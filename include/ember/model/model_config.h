@@ -1,4 +1,7 @@
-// model.* keys: the LLaMA-style chassis and the three seams (embedding, mixer, per-layer MLP widths).
+// model.* keys: the LLaMA-style chassis and the three seams (embedding, mixer, per-layer MLP
+// widths). The embedding and mixer kinds come from their registries (model/embedding.h,
+// model/mixer.h); each kind's options live in its own section, model.embedding.<kind>.* and
+// model.mixer.<kind>.*, and reach only that kind's component.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -8,97 +11,59 @@
 
 namespace ember {
 
-// model.embedding.lev.*: the LEV generator (spec/leviathan.md); defaults are the paper's.
-struct LevConfig {
-  int64_t k = 3;         // digits of the compositional index
-  int64_t d_seed = 128;  // seed / codebook width d_s
-  int64_t heads = 8;     // h
-  int64_t knots = 16;    // kappa
-  int64_t rank = 64;     // r
-  std::string squash = "sigmoid_half_ln";  // sigmoid_half_ln: sigmoid(0.5 LN(.)) | sigmoid_ln
-  bool normalize_basis = true;
-  bool learnable_knot_scale = false;
-  std::string impl = "fused";  // fused (CPU/CUDA kernels) | reference (plain ATen ops)
+// The two registries as the config sees them (tables in src/model/embedding.cpp and mixer.cpp):
+// the kinds, each kind's default options, and the sections a kind reads (its own and those of the
+// kinds it is sized against), which the resolved config writes.
+std::vector<std::string> embedding_kind_names();
+KindSections embedding_kind_options();
+std::vector<std::string> embedding_sections_used(const std::string& kind);
+std::vector<std::string> mixer_kind_names();
+KindSections mixer_kind_options();
+std::vector<std::string> mixer_sections_used(const std::string& kind);
 
-  template <class V>
-  void fields(V& v) {
-    v.field("k", k, Bound::positive());
-    v.field("d_seed", d_seed, Bound::positive());
-    v.field("heads", heads, Bound::positive());
-    v.field("knots", knots, Bound{3.0, 1e9, false, ">= 3"});
-    v.field("rank", rank, Bound::positive());
-    v.choice("squash", squash, {"sigmoid_half_ln", "sigmoid_ln"});
-    v.field("normalize_basis", normalize_basis);
-    v.field("learnable_knot_scale", learnable_knot_scale);
-    v.choice("impl", impl, {"fused", "reference"});
-  }
-};
-
-struct EmbeddingConfig {
-  // tied | untied | albert | flat_mlp | factored_mlp | lev (all but tied have a dense head)
-  std::string kind = "tied";
+// model.embedding.*: kind (a row of the embedding registry) and each kind's section.
+struct EmbeddingConfig : KindChoice {
+  EmbeddingConfig() : KindChoice{"tied", embedding_kind_options()} {}
   double output_scale = 1.0;  // logits multiplier (e.g. 1/sqrt(d) conventions for tied heads)
-  LevConfig lev;
-  // Baseline sizes; 0 = chosen so the input side matches P_LEV of the lev settings above.
-  int64_t albert_dim = 0;  // albert: m in E(i) = A[i] P
-  int64_t seed_dim = 0;    // flat_mlp: per-token seed width m
-  int64_t mlp_hidden = 0;  // flat_mlp / factored_mlp: hidden width of the MLP to D
 
-  template <class V>
-  void fields(V& v) {
-    v.choice("kind", kind, {"tied", "untied", "albert", "flat_mlp", "factored_mlp", "lev"});
-    v.field("output_scale", output_scale, Bound::positive());
-    v.section("lev", lev);
-    v.field("albert_dim", albert_dim, Bound::non_negative());
-    v.field("seed_dim", seed_dim, Bound::non_negative());
-    v.field("mlp_hidden", mlp_hidden, Bound::non_negative());
-  }
+  void fields(FieldVisitor& v);
 };
 
-struct MixerConfig {
-  std::string kind = "attention";   // attention | gated_attention (titans, hope_attention later)
-  std::string impl = "sdpa";        // sdpa (fused at::scaled_dot_product_attention) | reference
-  double rope_base = 10000.0;
-  std::string gate = "elementwise";  // gated_attention only: elementwise | headwise | none (spec §3)
+// model.mixer.*: kind (a row of the mixer registry) and each kind's section.
+struct MixerConfig : KindChoice {
+  MixerConfig() : KindChoice{"attention", mixer_kind_options()} {}
+  double rope_base = 10000.0;  // RoPE base of the mixers that use positions
 
-  template <class V>
-  void fields(V& v) {
-    v.choice("kind", kind, {"attention", "gated_attention"});
-    v.choice("impl", impl, {"sdpa", "reference"});
-    v.field("rope_base", rope_base, Bound::positive());
-    v.choice("gate", gate, {"elementwise", "headwise", "none"});
-  }
+  void fields(FieldVisitor& v);
 };
 
-// model.mlp.taper.*: how d_ff shrinks with depth at a fixed budget (spec/tapered.md).
+enum class TaperSchedule { uniform, linear, cosine, sigmoid, groups };
+inline std::span<const EnumName<TaperSchedule>> enum_names(TaperSchedule) {
+  static constexpr EnumName<TaperSchedule> names[] = {{TaperSchedule::uniform, "uniform"},
+                                                      {TaperSchedule::linear, "linear"},
+                                                      {TaperSchedule::cosine, "cosine"},
+                                                      {TaperSchedule::sigmoid, "sigmoid"},
+                                                      {TaperSchedule::groups, "groups"}};
+  return names;
+}
+
+// model.mlp.taper.*: how d_ff shrinks with depth at a fixed budget (docs/tapered.md).
 struct TaperConfig {
-  std::string schedule = "uniform";  // uniform | linear | cosine | sigmoid | groups
-  double start = 1.5;                // rho_start: first layer width = start * d_ff
-  double end = 0.5;                  // rho_end: last layer width = end * d_ff
-  double steepness = 10.0;           // sigmoid k
-  int64_t multiple_of = 16;          // widths rounded to this multiple
+  TaperSchedule schedule = TaperSchedule::uniform;
+  double start = 1.5;       // rho_start: first layer width = start * d_ff
+  double end = 0.5;         // rho_end: last layer width = end * d_ff
+  double steepness = 10.0;  // sigmoid k
+  int64_t multiple_of = 16; // interior widths rounded to this multiple
   std::vector<double> groups = {1.5, 1.0, 0.5};  // groups: factor per equal group of layers
 
-  template <class V>
-  void fields(V& v) {
-    v.choice("schedule", schedule, {"uniform", "linear", "cosine", "sigmoid", "groups"});
-    v.field("start", start, Bound::positive());
-    v.field("end", end, Bound::positive());
-    v.field("steepness", steepness, Bound::positive());
-    v.field("multiple_of", multiple_of, Bound::positive());
-    v.field("groups", groups, Bound::positive());
-  }
+  void fields(FieldVisitor& v);
 };
 
 struct MlpConfig {
-  int64_t d_ff = 0;  // 0: 256 * ceil(8d/3 / 256), the fla/LLaMA default (spec/mixers.md §1)
+  int64_t d_ff = 0;  // 0: 256 * ceil(8d/3 / 256), the fla/LLaMA default (docs/mixers.md)
   TaperConfig taper;
 
-  template <class V>
-  void fields(V& v) {
-    v.field("d_ff", d_ff, Bound::non_negative());
-    v.section("taper", taper);
-  }
+  void fields(FieldVisitor& v);
 };
 
 struct ModelConfig {
@@ -115,21 +80,7 @@ struct ModelConfig {
   MixerConfig mixer;
   MlpConfig mlp;
 
-  template <class V>
-  void fields(V& v) {
-    v.field("vocab_size", vocab_size, Bound::positive());
-    v.field("d_model", d_model, Bound::positive());
-    v.field("n_layers", n_layers, Bound::positive());
-    v.field("n_heads", n_heads, Bound::positive());
-    v.field("n_kv_heads", n_kv_heads, Bound::non_negative());
-    v.field("max_seq_len", max_seq_len, Bound::positive());
-    v.field("norm_eps", norm_eps, Bound::positive());
-    v.field("init_std", init_std, Bound::positive());
-    v.field("scale_residual_init", scale_residual_init);
-    v.section("embedding", embedding);
-    v.section("mixer", mixer);
-    v.section("mlp", mlp);
-  }
+  void fields(FieldVisitor& v);
   void check(const ConfigChecker& c) const;
 
   int64_t kv_heads() const { return n_kv_heads == 0 ? n_heads : n_kv_heads; }

@@ -1,4 +1,4 @@
-// RMSNorm(x) = x / sqrt(mean_j x_j^2 + eps) * g   (spec/mixers.md §1), gain init 1, no bias.
+// RMSNorm(x) = x / sqrt(mean_j x_j^2 + eps) * g   (docs/mixers.md, the chassis), gain init 1, no bias.
 #pragma once
 #include <torch/nn/module.h>
 

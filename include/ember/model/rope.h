@@ -1,4 +1,4 @@
-// Rotary position embedding, rotate-half convention (spec/mixers.md §2.1):
+// Rotary position embedding, rotate-half convention (docs/mixers.md, attention):
 // omega_i = base^(-2i/d_h), RoPE(x, p) = [x_a cos - x_b sin, x_b cos + x_a sin].
 #pragma once
 #include <ATen/ATen.h>

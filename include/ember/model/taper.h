@@ -1,5 +1,6 @@
-// Tapered MLP widths (spec/tapered.md): d_ff(l) = d_end + (d_start - d_end) f(l / (L-1)) with
-// f linear, cosine or sigmoid, rounded to a multiple q with layers l and L-1-l summing to 2 d_base
+// Tapered MLP widths (docs/tapered.md): d_ff(l) = d_end + (d_start - d_end) f(l / (L-1)) with
+// f linear, cosine or sigmoid; the first and last widths pinned to round(start d_base) and
+// round(end d_base), the interior rounded to a multiple q, layers l and L-1-l summing to 2 d_base
 // so the parameter and FLOP budget of the uniform stack is kept exactly; or equal groups of layers
 // with given width factors.
 #pragma once

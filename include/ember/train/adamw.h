@@ -8,8 +8,8 @@
 #include <utility>
 #include <vector>
 
-#include "ember/train/optim_config.h"
-#include "ember/train/safetensors.h"
+#include "ember/config/optim_config.h"
+#include "ember/io/component_state.h"
 
 namespace ember {
 
@@ -17,7 +17,8 @@ using NamedParameters = std::vector<std::pair<std::string, at::Tensor>>;
 
 bool parameter_decays(const std::string& name, const at::Tensor& p, bool decay_embeddings);
 
-class AdamW {
+// A checkpoint component: its moments and step counts (optim.safetensors).
+class AdamW final : public Stateful {
  public:
   AdamW(const NamedParameters& params, const OptimConfig& cfg);
   void step(double lr);  // parameters without a gradient are left alone
@@ -27,6 +28,10 @@ class AdamW {
   TensorMap state_tensors() const;  // "exp_avg/<name>", "exp_avg_sq/<name>", "step/<name>"
   void load_state_tensors(const TensorMap& state, const std::string& where);
   std::vector<std::string> group_names(bool decay) const;
+  ComponentState save_state() const override { return {state_tensors(), nullptr}; }
+  void load_state(const ComponentState& state, const std::string& where) override {
+    load_state_tensors(state.tensors, where);
+  }
 
  private:
   struct Slot {

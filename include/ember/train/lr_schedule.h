@@ -1,9 +1,10 @@
-// Learning rate at a step: linear warmup, then cosine / linear / constant / warmup-stable-decay
-// down to min_lr at the last step.
+// Learning rate at a step: linear warmup, then cosine / linear / constant down to min_lr at the
+// last step, or warmup-stable-decay: peak until the last round(decay_fraction x steps) steps,
+// which decay linearly to min_lr.
 #pragma once
 #include <cstdint>
 
-#include "ember/train/optim_config.h"
+#include "ember/config/optim_config.h"
 
 namespace ember {
 

@@ -1,25 +1,28 @@
 // The training loop: data -> model -> AdamW with schedule, clipping and accumulation ->
-// metrics.jsonl, periodic evaluation and checkpoints in the run directory. Resumable bit for bit.
+// metrics.jsonl, periodic evaluation and checkpoints in the run directory. Resumable bit for bit:
+// the model, optimizer, loader, RNG and train state are checkpoint components.
 #pragma once
 #include <chrono>
 #include <filesystem>
 #include <memory>
 #include <optional>
 
-#include "ember/config/config.h"
+#include "ember/checkpoint/checkpoint.h"
+#include "ember/checkpoint/parameters.h"
+#include "ember/checkpoint/run_config.h"
+#include "ember/checkpoint/run_lock.h"
+#include "ember/checkpoint/train_state.h"
 #include "ember/data/loader.h"
 #include "ember/eval/perplexity.h"
 #include "ember/model/lm.h"
 #include "ember/train/adamw.h"
-#include "ember/train/checkpoint.h"
 #include "ember/train/metrics_log.h"
-#include "ember/train/train_state.h"
 
 namespace ember {
 
 struct TrainOptions {
   bool resume = false;
-  std::string run_dir;  // overrides log.dir/log.name when set
+  std::string run_dir;     // overrides log.dir/log.name when set
   int64_t stop_after = 0;  // testing aid: act as if preempted after this many steps (0: never)
 };
 
@@ -35,28 +38,32 @@ std::filesystem::path run_dir_of(const Config& cfg, const TrainOptions& opt);
 class Trainer {
  public:
   Trainer(Config cfg, TrainOptions opt);
+  ~Trainer();
   TrainSummary run();
 
  private:
   void open_data();
   void open_run_dir();
-  void restore(const CheckpointData& ckpt);
   void save_checkpoint();
   bool train_step();  // false when a non-finite step was skipped
   void log_step();
   void evaluate(bool final_eval);
   bool should_stop_early() const;
+  NamedComponents components();
 
   Config cfg_;
   TrainOptions opt_;
   std::filesystem::path run_dir_;
   at::Device device_ = at::kCPU;
+  std::unique_ptr<RunLock> lock_;
   std::unique_ptr<BatchLoader> train_loader_, val_loader_;
   std::shared_ptr<LanguageModel> model_;
+  std::unique_ptr<ModuleState> model_state_;
   std::unique_ptr<AdamW> optimizer_;
   std::unique_ptr<Checkpointer> checkpointer_;
   std::unique_ptr<MetricsLog> metrics_;
   TrainState state_;
+  CpuRngState rng_;
   double last_loss_ = 0.0, last_grad_norm_ = 0.0, last_lr_ = 0.0;
   double peak_flops_ = 0.0;
   int64_t session_start_step_ = 0;

@@ -4,28 +4,31 @@
 #include <cmath>
 #include <limits>
 
-#include "ember/util/error.h"
 
 namespace ember {
 
-Attention::Attention(const ModelConfig& cfg)
-    : n_heads_(cfg.n_heads), n_kv_heads_(cfg.kv_heads()), head_dim_(cfg.head_dim()),
-      reference_(cfg.mixer.impl == "reference"),
-      gate_(cfg.mixer.kind == "gated_attention" ? cfg.mixer.gate : "none") {
-  const int64_t d = cfg.d_model;
-  const double std = cfg.init_std;
-  const double out_std = cfg.scale_residual_init ? std / std::sqrt(2.0 * cfg.n_layers) : std;
+void AttentionConfig::fields(FieldVisitor& v) { v.choice("impl", impl); }
+
+void GatedAttentionConfig::fields(FieldVisitor& v) {
+  v.choice("impl", impl);
+  v.choice("gate", gate);
+}
+
+Attention::Attention(const MixerContext& ctx, AttentionImpl impl, Gate gate)
+    : n_heads_(ctx.n_heads), n_kv_heads_(ctx.n_kv_heads), head_dim_(ctx.head_dim), impl_(impl), gate_(gate) {
+  const int64_t d = ctx.d_model;
+  const double std = ctx.init_std, out_std = ctx.out_std;
   wq_ = register_parameter("wq", normal_parameter({n_heads_ * head_dim_, d}, std));
   wk_ = register_parameter("wk", normal_parameter({n_kv_heads_ * head_dim_, d}, std));
   wv_ = register_parameter("wv", normal_parameter({n_kv_heads_ * head_dim_, d}, std));
   wo_ = register_parameter("wo", normal_parameter({d, n_heads_ * head_dim_}, out_std));
-  if (gate_ != "none")  // W_theta, N(0, 0.02) like every projection, no bias: G ~ 0.5 at init
-    wg_ = register_parameter("wg", normal_parameter({n_heads_ * (gate_ == "elementwise" ? head_dim_ : 1), d}, std));
+  if (gate_ != Gate::none)  // W_theta, N(0, init_std) like every projection, no bias: G ~ 0.5 at init
+    wg_ = register_parameter("wg", normal_parameter({n_heads_ * (gate_ == Gate::elementwise ? head_dim_ : 1), d}, std));
 }
 
 at::Tensor Attention::gate_values(const at::Tensor& x) const {
   if (!wg_.defined()) return {};
-  const int64_t width = gate_ == "elementwise" ? head_dim_ : 1;
+  const int64_t width = gate_ == Gate::elementwise ? head_dim_ : 1;
   return at::sigmoid(at::linear(x, wg_)).view({x.size(0), x.size(1), n_heads_, width});  // G = sigmoid(X W_theta)
 }
 
@@ -35,7 +38,7 @@ at::Tensor causal_probabilities(const at::Tensor& q, const at::Tensor& k) {
   const int64_t T = q.size(-2);
   const auto ct = q.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
   auto scores = at::matmul(q.to(ct), k.to(ct).transpose(-2, -1)) / std::sqrt(static_cast<double>(q.size(-1)));
-  auto future = at::ones({T, T}, at::kBool).triu(1);  // mask_{ij} = -inf for j > i
+  auto future = at::ones({T, T}, at::TensorOptions(at::kBool).device(q.device())).triu(1);  // mask_{ij} = -inf for j > i
   return at::softmax(scores.masked_fill(future, -std::numeric_limits<double>::infinity()), -1);
 }
 }  // namespace
@@ -63,7 +66,7 @@ at::Tensor Attention::forward(const at::Tensor& x, const Rope& rope) {
     k = k.repeat_interleave(n_heads_ / n_kv_heads_, 1);
     v = v.repeat_interleave(n_heads_ / n_kv_heads_, 1);
   }
-  auto y = reference_ ? reference_attention(q, k, v)
+  auto y = impl_ == AttentionImpl::reference ? reference_attention(q, k, v)
                       : at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true);
   y = y.transpose(1, 2);  // [B, T, H, d_h]
   if (wg_.defined()) y = y * gate_values(x);  // Y'_h = Y_h (.) G_h, before concat and W_O (G1)
@@ -74,9 +77,5 @@ int64_t Attention::extra_flops_per_token(int64_t seq_len) const {
   return 2 * 2 * n_heads_ * head_dim_ * seq_len;  // QK^T and PV, forward, per query token
 }
 
-std::shared_ptr<Mixer> make_mixer(const ModelConfig& cfg) {
-  if (cfg.mixer.kind == "attention" || cfg.mixer.kind == "gated_attention") return std::make_shared<Attention>(cfg);
-  throw ConfigError("model.mixer.kind: unknown kind '" + cfg.mixer.kind + "'");
-}
 
 }  // namespace ember

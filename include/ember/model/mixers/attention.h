@@ -1,19 +1,47 @@
-// Causal multi-head softmax attention with RoPE and optional GQA (spec/mixers.md §2), and gated
-// attention (§3, kind gated_attention): the per-head SDPA output is multiplied by
-// G = sigmoid(X W_theta) of the normalised layer input before W_O (position G1), one gate per
-// query head and channel (elementwise) or per query head (headwise).
-// impl "sdpa" uses at::scaled_dot_product_attention; "reference" spells out the masked softmax.
+// Causal multi-head softmax attention with RoPE and optional GQA (docs/mixers.md, kind
+// `attention`), and gated attention (kind `gated_attention`): the per-head SDPA output is
+// multiplied by G = sigmoid(X W_theta) of the normalised layer input before W_O (position G1), one
+// gate per query head and channel (elementwise) or per query head (headwise).
+// impl sdpa uses at::scaled_dot_product_attention; reference spells out the masked softmax.
 #pragma once
 #include "ember/model/mixer.h"
 
 namespace ember {
 
+enum class AttentionImpl { sdpa, reference };
+inline std::span<const EnumName<AttentionImpl>> enum_names(AttentionImpl) {
+  static constexpr EnumName<AttentionImpl> names[] = {{AttentionImpl::sdpa, "sdpa"},
+                                                      {AttentionImpl::reference, "reference"}};
+  return names;
+}
+enum class Gate { elementwise, headwise, none };
+inline std::span<const EnumName<Gate>> enum_names(Gate) {
+  static constexpr EnumName<Gate> names[] = {{Gate::elementwise, "elementwise"}, {Gate::headwise, "headwise"},
+                                             {Gate::none, "none"}};
+  return names;
+}
+
+// model.mixer.attention.*
+struct AttentionConfig {
+  static constexpr const char* kKind = "attention";
+  AttentionImpl impl = AttentionImpl::sdpa;
+  void fields(FieldVisitor& v);
+};
+
+// model.mixer.gated_attention.*
+struct GatedAttentionConfig {
+  static constexpr const char* kKind = "gated_attention";
+  AttentionImpl impl = AttentionImpl::sdpa;
+  Gate gate = Gate::elementwise;  // none: plain attention (the ablation's control)
+  void fields(FieldVisitor& v);
+};
+
 class Attention : public Mixer {
  public:
-  explicit Attention(const ModelConfig& cfg);
+  Attention(const MixerContext& ctx, AttentionImpl impl, Gate gate);
   at::Tensor forward(const at::Tensor& x, const Rope& rope) override;
   int64_t extra_flops_per_token(int64_t seq_len) const override;
-  void set_reference(bool on) { reference_ = on; }
+  void set_impl(AttentionImpl impl) { impl_ = impl; }
   // The gate of x [B, T, d]: [B, T, H, d_h] (elementwise) or [B, T, H, 1] (headwise); undefined
   // without a gate.
   at::Tensor gate_values(const at::Tensor& x) const;
@@ -27,8 +55,8 @@ class Attention : public Mixer {
  private:
   at::Tensor heads(const at::Tensor& x, const at::Tensor& w, int64_t h) const;  // [B, h, T, d_h]
   int64_t n_heads_, n_kv_heads_, head_dim_;
-  bool reference_;
-  std::string gate_;  // none | headwise | elementwise
+  AttentionImpl impl_;
+  Gate gate_;
   at::Tensor wq_, wk_, wv_, wo_, wg_;
 };
 

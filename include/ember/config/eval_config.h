@@ -10,8 +10,8 @@ struct EvalConfig {
   int64_t every = 100;   // steps between validations (0: only at the end)
   int64_t batches = 8;   // validation batches of micro_batch x seq_len (0: the whole split)
 
-  template <class V>
-  void fields(V& v) {
+
+  void fields(FieldVisitor& v) {
     v.field("every", every, Bound::non_negative());
     v.field("batches", batches, Bound::non_negative());
   }

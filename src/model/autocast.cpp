@@ -1,4 +1,4 @@
-#include "ember/train/autocast.h"
+#include "ember/model/autocast.h"
 
 #include <ATen/autocast_mode.h>
 

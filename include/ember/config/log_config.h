@@ -12,8 +12,8 @@ struct LogConfig {
   std::string name = "run";
   int64_t every = 10;        // steps between console lines and metrics.jsonl records
 
-  template <class V>
-  void fields(V& v) {
+
+  void fields(FieldVisitor& v) {
     v.field("dir", dir);
     v.field("name", name);
     v.field("every", every, Bound::positive());

@@ -1,4 +1,4 @@
-#include "ember/util/npy.h"
+#include "ember/io/npy.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -1,4 +1,4 @@
-#include "ember/config/config.h"
+#include "ember/checkpoint/run_config.h"
 
 #include <fmt/format.h>
 
@@ -17,6 +17,7 @@ Config from_source(const ConfigSource& src) {
   SourceChecker checker(src);
   cfg.model.check(checker);
   cfg.optim.check(checker);
+  cfg.distributed.check(checker);
   checker.require(cfg.train.seq_len <= cfg.model.max_seq_len, "train.seq_len",
                   fmt::format("seq_len = {} exceeds model.max_seq_len = {}", cfg.train.seq_len,
                               cfg.model.max_seq_len));
@@ -36,16 +37,10 @@ Config parse_config_text(const std::string& yaml_text, const std::string& origin
   return from_source(ConfigSource::from_text(yaml_text, origin));
 }
 
-std::string to_yaml(const Config& cfg) {
-  Config copy = cfg;
-  YAML::Emitter out;
-  out << YAML::BeginMap;
-  YamlWriter writer(out);
-  copy.fields(writer);
-  out << YAML::EndMap;
-  return std::string(out.c_str()) + "\n";
-}
+std::string to_yaml(const Config& cfg) { return section_yaml(cfg); }
 
 std::string config_hash(const Config& cfg) { return sha256_hex(to_yaml(cfg)); }
+
+std::string model_hash(const ModelConfig& m) { return sha256_hex(section_yaml(m)); }
 
 }  // namespace ember

@@ -1,4 +1,4 @@
-#include "ember/train/safetensors.h"
+#include "ember/io/safetensors.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,16 +1,19 @@
-// The whole configuration: one section per component, each owned by that component.
+// The whole configuration of a run: one section per component, each defined by its owner
+// (model.* in model/, data.* in data/, the trainer's and evaluator's sections in config/). It
+// lives at the checkpoint layer, above model and data, because it gathers their sections; train,
+// eval and analysis read it (a run directory's config.yaml is this, fully resolved).
 #pragma once
 #include <string>
 #include <vector>
 
+#include "ember/config/checkpoint_config.h"
+#include "ember/config/distributed_config.h"
+#include "ember/config/eval_config.h"
+#include "ember/config/log_config.h"
+#include "ember/config/optim_config.h"
+#include "ember/config/train_config.h"
 #include "ember/data/data_config.h"
-#include "ember/eval/eval_config.h"
 #include "ember/model/model_config.h"
-#include "ember/train/checkpoint_config.h"
-#include "ember/train/distributed_config.h"
-#include "ember/train/log_config.h"
-#include "ember/train/optim_config.h"
-#include "ember/train/train_config.h"
 
 namespace ember {
 
@@ -24,8 +27,7 @@ struct Config {
   LogConfig log;
   DistributedConfig distributed;
 
-  template <class V>
-  void fields(V& v) {
+  void fields(FieldVisitor& v) {
     v.section("model", model);
     v.section("data", data);
     v.section("train", train);
@@ -42,5 +44,6 @@ Config load_config(const std::vector<std::string>& files, const std::vector<std:
 Config parse_config_text(const std::string& yaml_text, const std::string& origin);
 std::string to_yaml(const Config& cfg);       // fully resolved, every key
 std::string config_hash(const Config& cfg);   // sha256 of to_yaml()
+std::string model_hash(const ModelConfig& m);  // sha256 of the model section alone
 
 }  // namespace ember

@@ -1,4 +1,4 @@
-#include "ember/train/train_state.h"
+#include "ember/checkpoint/train_state.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/core/Generator.h>
@@ -11,9 +11,6 @@ nlohmann::json TrainState::to_json() const {
   return {{"step", step},
           {"tokens_seen", tokens_seen},
           {"skipped_steps", skipped_steps},
-          {"loader", {{"epoch", loader.epoch}, {"cursor", loader.cursor},
-                      {"shard", next_shard}, {"position", next_position}}},
-          {"rng_state", rng_state},
           {"config_hash", config_hash},
           {"model_hash", model_hash},
           {"elapsed_s", elapsed_s}};
@@ -25,17 +22,29 @@ TrainState TrainState::from_json(const nlohmann::json& j, const std::string& whe
     s.step = j.at("step").get<int64_t>();
     s.tokens_seen = j.at("tokens_seen").get<int64_t>();
     s.skipped_steps = j.value("skipped_steps", int64_t{0});
-    s.loader = LoaderState::from_json(j.at("loader"));
-    s.next_shard = j.at("loader").value("shard", "");
-    s.next_position = j.at("loader").value("position", int64_t{0});
-    s.rng_state = j.at("rng_state").get<std::string>();
     s.config_hash = j.at("config_hash").get<std::string>();
     s.model_hash = j.at("model_hash").get<std::string>();
     s.elapsed_s = j.value("elapsed_s", 0.0);
     return s;
   } catch (const nlohmann::json::exception& e) {
-    throw CheckpointError(where + ": state.json is missing a field: " + e.what());
+    throw CheckpointError(where + ": the train state in state.json lacks a field: " + e.what());
   }
+}
+
+void TrainState::load_state(const ComponentState& state, const std::string& where) {
+  TrainState loaded = from_json(state.json, where);
+  if (loaded.model_hash != model_hash)
+    throw CheckpointError(where + " was trained with a different model config; resume needs the same model.* keys");
+  loaded.config_hash = config_hash;
+  *this = loaded;
+}
+
+ComponentState CpuRngState::save_state() const { return {{}, {{"cpu", cpu_rng_state_hex()}}}; }
+
+void CpuRngState::load_state(const ComponentState& state, const std::string& where) {
+  if (!state.json.contains("cpu") || !state.json["cpu"].is_string())
+    throw CheckpointError(where + ": the rng state in state.json has no \"cpu\" generator");
+  restore_cpu_rng_state(state.json["cpu"].get<std::string>());
 }
 
 std::string cpu_rng_state_hex() {

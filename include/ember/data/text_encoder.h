@@ -1,0 +1,44 @@
+// How plain text becomes token ids for a dataset: byte-level, or the BPE tokenizer its
+// manifest.json names (a preset or a rank file, checked against the recorded sha256). Analyses of
+// a run read text the way the run's data was prepared.
+#pragma once
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ember/data/tokenizer.h"
+
+namespace ember {
+
+class TextEncoder {
+ public:
+  static TextEncoder bytes();
+  explicit TextEncoder(std::shared_ptr<const Tokenizer> bpe);
+  // One document: its ids (ordinary text; special-token strings are encoded as text).
+  std::vector<uint32_t> encode(std::string_view text) const;
+  std::string name() const;
+  int64_t vocab_size() const;
+
+ private:
+  TextEncoder() = default;
+  std::shared_ptr<const Tokenizer> bpe_;  // null: byte-level
+};
+
+// The encoder the shards of `specs` were prepared with, from the manifest.json in the directory
+// of the first shard. A DataError naming `key` and what is missing when it cannot be found.
+TextEncoder dataset_encoder(const std::vector<std::string>& specs, const std::string& key);
+// The encoder a manifest.json describes.
+TextEncoder manifest_encoder(const std::filesystem::path& manifest);
+
+// Whether a --data argument is a plain text file (not a shard, .npy or nanogpt: file).
+bool is_text_input(const std::string& spec);
+// `specs` with each plain text file encoded as one document into a shard under `scratch` (the
+// encoder is asked for only when there is text); shard specs pass through unchanged.
+std::vector<std::string> encode_text_inputs(const std::vector<std::string>& specs,
+                                            const std::function<TextEncoder()>& encoder,
+                                            const std::filesystem::path& scratch);
+
+}  // namespace ember

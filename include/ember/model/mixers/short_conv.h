@@ -1,0 +1,36 @@
+// Mixer kind `short_conv`: a causal depthwise convolution over the last `kernel` tokens between two
+// projections, with no attention at all (docs/mixers.md):
+//   u = x W_in,   c_t = sum_{m=0}^{k-1} w_m (.) u_{t-m}  (u_s = 0 for s < 0),   y = SiLU(c) W_out
+// The ablations' "local mixing only" control, and the short convolution Titans puts on q, k and v.
+// It is also the worked example of docs/extending.md: one file pair and one registry row.
+#pragma once
+#include "ember/model/mixer.h"
+
+namespace ember {
+
+// model.mixer.short_conv.*
+struct ShortConvConfig {
+  static constexpr const char* kKind = "short_conv";
+  int64_t kernel = 4;  // k: tokens each output sees, itself included
+
+  void fields(FieldVisitor& v) { v.field("kernel", kernel, Bound::positive()); }
+};
+
+class ShortConv : public Mixer {
+ public:
+  ShortConv(const MixerContext& ctx, const ShortConvConfig& cfg);
+  at::Tensor forward(const at::Tensor& x, const Rope& rope) override;
+  // The convolution's 2 d k FLOPs per token are those of its [d, k] weight, counted with the
+  // parameters; nothing else grows with the sequence.
+  int64_t extra_flops_per_token(int64_t seq_len) const override { return 0; }
+  // w [d, k]: column m weighs the token m steps back.
+  const at::Tensor& taps() const { return taps_; }
+
+ private:
+  at::Tensor w_in_, taps_, w_out_;
+};
+
+// The causal depthwise convolution alone: u [B, T, d], taps [d, k] -> c [B, T, d].
+at::Tensor causal_depthwise_conv(const at::Tensor& u, const at::Tensor& taps);
+
+}  // namespace ember

@@ -1,0 +1,51 @@
+#include "ember/config/yaml_writer.h"
+
+#include <fmt/format.h>
+
+namespace ember {
+
+std::string yaml_float(double value) {
+  std::string s = fmt::format("{}", value);  // shortest round-trip text
+  if (s.find_first_of(".ni") != std::string::npos) return s;  // has a point, or inf / nan
+  const size_t e = s.find('e');
+  return e == std::string::npos ? s + ".0" : s.insert(e, ".0");
+}
+
+void YamlWriter::field(const char* key, int64_t& value, Bound) { out_ << YAML::Key << key << YAML::Value << value; }
+
+void YamlWriter::field(const char* key, double& value, Bound) {
+  out_ << YAML::Key << key << YAML::Value << yaml_float(value);
+}
+
+void YamlWriter::field(const char* key, bool& value) { out_ << YAML::Key << key << YAML::Value << value; }
+
+void YamlWriter::field(const char* key, std::string& value) {
+  out_ << YAML::Key << key << YAML::Value << value;
+}
+
+void YamlWriter::field(const char* key, std::vector<double>& value, Bound) {
+  out_ << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginSeq;
+  for (double x : value) out_ << yaml_float(x);
+  out_ << YAML::EndSeq;
+}
+
+void YamlWriter::field(const char* key, std::vector<std::string>& value) {
+  out_ << YAML::Key << key << YAML::Value << YAML::Flow << value;
+}
+
+void YamlWriter::choice(const char* key, std::string& value, const std::vector<std::string>&) {
+  out_ << YAML::Key << key << YAML::Value << value;
+}
+
+void YamlWriter::kind_sections(KindSections& sections, const std::vector<std::string>& used) {
+  for (const auto& kind : used)
+    if (KindOptions* opts = sections.find(kind)) section_with(kind.c_str(), [opts](FieldVisitor& v) { opts->fields(v); });
+}
+
+void YamlWriter::section_with(const char* key, const std::function<void(FieldVisitor&)>& body) {
+  out_ << YAML::Key << key << YAML::Value << YAML::BeginMap;
+  body(*this);
+  out_ << YAML::EndMap;
+}
+
+}  // namespace ember

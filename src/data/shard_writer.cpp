@@ -1,0 +1,56 @@
+#include "ember/data/shard_writer.h"
+
+#include <fmt/format.h>
+
+#include "ember/data/shard.h"
+#include "ember/util/error.h"
+#include "ember/util/files.h"
+
+namespace ember {
+namespace {
+
+fs::path staging_dir(const fs::path& out) { return out / ".incomplete"; }
+
+}  // namespace
+
+ShardWriter::ShardWriter(fs::path dir, std::string split, int64_t max_tokens, int64_t vocab)
+    : dir_(std::move(dir)), split_(std::move(split)), max_(max_tokens), vocab_(vocab),
+      counts_(static_cast<size_t>(vocab), 0) {}
+
+void ShardWriter::add(const std::vector<uint32_t>& ids, const std::string& where) {
+  for (const uint32_t id : ids) {
+    if (id >= vocab_)
+      throw DataError(fmt::format("prepare: {}: token id {} >= vocabulary size {}", where, id, vocab_));
+    ++counts_[id];
+  }
+  tokens_.insert(tokens_.end(), ids.begin(), ids.end());
+  total_ += static_cast<int64_t>(ids.size());
+  if (static_cast<int64_t>(tokens_.size()) >= max_) flush();
+}
+
+void ShardWriter::flush() {
+  if (tokens_.empty()) return;
+  const auto name = fmt::format("{}_{:05d}.bin", split_, written_.size());
+  write_shard(dir_ / name, tokens_);
+  written_.push_back(name);
+  tokens_.clear();
+}
+
+fs::path begin_staging(const fs::path& out) {
+  fs::create_directories(out);
+  fs::remove(out / "manifest.json");
+  fs::remove_all(staging_dir(out));
+  fs::create_directories(staging_dir(out));
+  return staging_dir(out);
+}
+
+void publish_shards(const fs::path& out, const std::vector<std::string>& names) {
+  for (const auto& e : fs::directory_iterator(out)) {
+    const std::string n = e.path().filename().string();
+    if ((n.rfind("train_", 0) == 0 || n.rfind("val_", 0) == 0) && e.path().extension() == ".bin") fs::remove(e.path());
+  }
+  for (const auto& n : names) fs::rename(staging_dir(out) / n, out / n);
+  fs::remove_all(staging_dir(out));
+}
+
+}  // namespace ember

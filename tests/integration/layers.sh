@@ -1,0 +1,26 @@
+# The layers include only downward (docs/architecture.md): util < io < config < data, kernels <
+# model < checkpoint < eval, analysis < train < tools. Reads every #include "ember/..." of src/,
+# include/ and kernels/ and fails on an edge that reaches up or sideways.
+source "$(dirname "$0")/lib_common.sh"
+"$PY" - "$EMBER_SOURCE_DIR" <<'PY' || fail "a layer includes upward"
+import pathlib, re, sys
+root = pathlib.Path(sys.argv[1])
+rank = {"util": 0, "io": 1, "config": 2, "data": 3, "kernels": 3, "model": 4, "checkpoint": 5,
+        "eval": 6, "analysis": 6, "train": 7}
+edges, bad = 0, []
+files = [*root.glob("src/*/**/*.cpp"), *root.glob("include/ember/*/**/*.h"), *root.glob("kernels/*.cpp"),
+         *root.glob("kernels/*.h"), *root.glob("kernels/*.cu")]
+for f in files:
+    rel = f.relative_to(root).parts
+    layer = "kernels" if rel[0] == "kernels" else rel[1] if rel[0] == "src" else rel[2]
+    assert layer in rank, f"{f}: unknown layer '{layer}'"
+    for inc in re.findall(r'#include "(?:ember/(\w+)|kernels)/', f.read_text()):
+        target = inc or "kernels"
+        edges += 1
+        if target != layer and rank[target] >= rank[layer]:
+            bad.append(f"{f.relative_to(root)} ({layer}) includes {target}")
+assert edges > 200, f"only {edges} includes found: is the tree there?"
+assert not bad, "\n".join(bad)
+print(f"{len(files)} files, {edges} includes, all downward")
+PY
+echo "layers include only downward"
