@@ -18,8 +18,9 @@ int main(int argc, char** argv) {
   const int64_t V = std::stoll(argv[1]), d = std::stoll(argv[2]);
   const std::string method = argc > 3 ? argv[3] : "exact";
   ember::EpsilonOptions o;
-  o.method = method == "moments" ? ember::EpsilonMethod::kMoments
-             : method == "sampled" ? ember::EpsilonMethod::kSampled : ember::EpsilonMethod::kExact;
+  o.method = method == "moments"   ? ember::EpsilonMethod::kMoments
+             : method == "sampled" ? ember::EpsilonMethod::kSampled
+                                   : ember::EpsilonMethod::kExact;
   if (argc > 4) o.block = std::stoll(argv[4]);
   o.progress_label = "bench";
   torch::manual_seed(0);
@@ -40,8 +41,8 @@ int main(int argc, char** argv) {
   const double big_flops = pairwise ? big_v * big_v * big_d : 2.0 * big_v * big_d * big_d;
   std::cout << "{\"V\": " << V << ", \"d\": " << d << ", \"method\": \"" << method << "\", \"block\": " << o.block
             << ", \"threads\": " << at::get_num_threads() << ", \"seconds\": " << s
-            << ", \"pass_seconds\": " << e.seconds << ", \"gflops\": " << flops / s / 1e9
-            << ", \"mu\": " << e.mu << ", \"sigma\": " << e.sigma << ", \"epsilon\": " << e.epsilon()
+            << ", \"pass_seconds\": " << e.seconds << ", \"gflops\": " << flops / s / 1e9 << ", \"mu\": " << e.mu
+            << ", \"sigma\": " << e.sigma << ", \"epsilon\": " << e.epsilon()
             << ", \"extrapolated_128256x4096_s\": " << s * big_flops / flops << "}\n";
   return 0;
 }

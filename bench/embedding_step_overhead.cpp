@@ -10,12 +10,12 @@
 #include <memory>
 #include <vector>
 
+#include "bench_shape.h"
+#include "ember/model/autocast.h"
 #include "ember/model/embedding.h"
 #include "ember/model/lm.h"
 #include "ember/train/adamw.h"
 #include "ember/util/error.h"
-#include "ember/model/autocast.h"
-#include "bench_shape.h"
 
 namespace {
 
@@ -55,7 +55,8 @@ int main(int argc, char** argv) {
   ember::ModelConfig cfg = shape.model;
   const int64_t B = shape.batch, T = shape.seq_len, rounds = std::stoll(argv[8]);
   int first_kind = 9;
-  const std::string precision = argv[9] == std::string("bf16") || argv[9] == std::string("fp32") ? argv[first_kind++] : "fp32";
+  const std::string precision =
+      argv[9] == std::string("bf16") || argv[9] == std::string("fp32") ? argv[first_kind++] : "fp32";
   const bool bf16 = precision == "bf16";
   if (first_kind >= argc || rounds < 1) {
     std::cerr << "ember_embedding_step_bench: give ROUNDS >= 1 and at least one embedding KIND\n";
@@ -88,10 +89,12 @@ int main(int argc, char** argv) {
     }
     for (size_t i = 0; i < all.size(); ++i) relative[i].push_back(t[i] / t[0]);
   }
-  std::cout << "{\"precision\": \"" << precision << "\", \"tokens_per_step\": " << B * T << ", \"unique_ids\": " << std::get<0>(at::_unique(x)).numel()
-            << ", \"rounds\": " << rounds << ", \"threads\": " << at::get_num_threads() << ", \"kinds\": [";
+  std::cout << "{\"precision\": \"" << precision << "\", \"tokens_per_step\": " << B * T
+            << ", \"unique_ids\": " << std::get<0>(at::_unique(x)).numel() << ", \"rounds\": " << rounds
+            << ", \"threads\": " << at::get_num_threads() << ", \"kinds\": [";
   for (size_t i = 0; i < all.size(); ++i)
-    std::cout << (i ? ", " : "") << "{\"kind\": \"" << all[i].kind << "\", \"params\": " << all[i].model->num_parameters()
+    std::cout << (i ? ", " : "") << "{\"kind\": \"" << all[i].kind
+              << "\", \"params\": " << all[i].model->num_parameters()
               << ", \"median_s_per_step\": " << median(all[i].seconds)
               << ", \"median_relative_to_first\": " << median(relative[i]) << "}";
   std::cout << "]}\n";

@@ -29,11 +29,12 @@ int main() {
     };
     const double tol = dtype == at::kDouble ? 1e-10 : 1e-4;
     const double e_m = rel(m_gpu, m_cpu), e_u = rel(gu_gpu, gu_cpu), e_s = rel(gs_gpu, gs_cpu);
-    std::cout << (dtype == at::kDouble ? "fp64" : "fp32") << " max rel diff: M " << e_m << ", dU " << e_u << ", dS " << e_s
-              << "\n";
+    std::cout << (dtype == at::kDouble ? "fp64" : "fp32") << " max rel diff: M " << e_m << ", dU " << e_u << ", dS "
+              << e_s << "\n";
     ok = ok && e_m < tol && e_u < tol && e_s < tol;
   }
-  auto u = at::rand({8192, 8, 128}, at::device(at::kCUDA)), S = 1.0 + 0.1 * at::randn({8, 128, 16, 64}, at::device(at::kCUDA));
+  auto u = at::rand({8192, 8, 128}, at::device(at::kCUDA)),
+       S = 1.0 + 0.1 * at::randn({8, 128, 16, 64}, at::device(at::kCUDA));
   auto gM = at::randn({8192, 8, 64}, at::device(at::kCUDA));
   auto step = [&] {
     auto m = ember::lev::spline_forward_cuda(u, S, true);

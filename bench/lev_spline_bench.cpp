@@ -45,8 +45,8 @@ int main(int argc, char** argv) {
   for (int64_t i = 0; i < iters; ++i) step();
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / iters;
   const long peak = status_kb("VmHWM");
-  std::cout << "{\"impl\": \"" << impl << "\", \"tokens\": " << N << ", \"unique\": " << std::get<0>(at::_unique(ids)).numel()
-            << ", \"V\": " << V << ", \"D\": " << D << ", \"s_per_iter\": " << s
-            << ", \"peak_extra_mb\": " << (peak - base) / 1024.0 << "}\n";
+  std::cout << "{\"impl\": \"" << impl << "\", \"tokens\": " << N
+            << ", \"unique\": " << std::get<0>(at::_unique(ids)).numel() << ", \"V\": " << V << ", \"D\": " << D
+            << ", \"s_per_iter\": " << s << ", \"peak_extra_mb\": " << (peak - base) / 1024.0 << "}\n";
   return 0;
 }

@@ -5,11 +5,11 @@
 #include <chrono>
 #include <iostream>
 
+#include "bench_shape.h"
+#include "ember/model/autocast.h"
 #include "ember/model/lm.h"
 #include "ember/train/adamw.h"
-#include "ember/model/autocast.h"
 #include "ember/train/peak_flops.h"
-#include "bench_shape.h"
 
 int main(int argc, char** argv) {
   if (argc < 9) {
@@ -45,9 +45,9 @@ int main(int argc, char** argv) {
   const double tok_s = steps * B * T / s;
   const double mfu = tok_s * model.train_flops_per_token(T) / peak;
   std::cout << "{\"impl\": \"ember\", \"embedding\": \"" << cfg.embedding.kind << "\", \"precision\": \""
-            << (bf16 ? "bf16" : "fp32")
-            << "\", \"params\": " << model.num_parameters() << ", \"s_per_step\": " << s / steps
-            << ", \"tokens_per_s\": " << tok_s << ", \"peak_gflops\": " << peak / 1e9
-            << ", \"mfu\": " << mfu << ", \"threads\": " << at::get_num_threads() << "}\n";
+            << (bf16 ? "bf16" : "fp32") << "\", \"params\": " << model.num_parameters()
+            << ", \"s_per_step\": " << s / steps << ", \"tokens_per_s\": " << tok_s
+            << ", \"peak_gflops\": " << peak / 1e9 << ", \"mfu\": " << mfu << ", \"threads\": " << at::get_num_threads()
+            << "}\n";
   return 0;
 }

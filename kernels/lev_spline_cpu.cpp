@@ -5,11 +5,11 @@
 #include <algorithm>
 #include <string>
 
+#include "ember/util/error.h"
 #include "kernels/lev_spline.h"
 #include "kernels/lev_spline_cpu_loops.h"
 #include "kernels/lev_spline_cuda.h"
 #include "kernels/lev_spline_math.h"  // kLogEps for the reference
-#include "ember/util/error.h"
 
 namespace ember::lev {
 namespace {
@@ -90,28 +90,27 @@ std::pair<at::Tensor, at::Tensor> spline_backward_cpu(const at::Tensor& grad_m, 
   const Shape s = shape_of(u, S);
   auto gU = at::empty_like(u), gS = at::zeros_like(S);
   AT_DISPATCH_FLOATING_TYPES(u.scalar_type(), "lev_spline_backward", [&] {
-    backward_kernel<scalar_t>(gMM.data_ptr<scalar_t>(), u.data_ptr<scalar_t>(),
-                              S.data_ptr<scalar_t>(), gU.data_ptr<scalar_t>(), gS.data_ptr<scalar_t>(), s, normalize);
+    backward_kernel<scalar_t>(gMM.data_ptr<scalar_t>(), u.data_ptr<scalar_t>(), S.data_ptr<scalar_t>(),
+                              gU.data_ptr<scalar_t>(), gS.data_ptr<scalar_t>(), s, normalize);
   });
   return {gU, gS};
 }
 
 at::Tensor spline_product(const at::Tensor& u, const at::Tensor& S, bool normalize) {
-  if (u.scalar_type() != S.scalar_type())
-    throw Error("lev spline: u and S must share a dtype (fp32 or fp64)");
+  if (u.scalar_type() != S.scalar_type()) throw Error("lev spline: u and S must share a dtype (fp32 or fp64)");
   return SplineProduct::apply(u, S, normalize);
 }
 
 at::Tensor spline_product_reference(const at::Tensor& u, const at::Tensor& S, bool normalize,
                                     const at::Tensor& knot_scale) {
   const int64_t K = S.size(2);
-  auto grid = at::arange(K, u.options()) / static_cast<double>(K - 1);             // g_m = m / (kappa - 1)
-  auto dist = (u.unsqueeze(-1) - grid).abs();                                       // [N, h, d_s, kappa]
+  auto grid = at::arange(K, u.options()) / static_cast<double>(K - 1);  // g_m = m / (kappa - 1)
+  auto dist = (u.unsqueeze(-1) - grid).abs();                           // [N, h, d_s, kappa]
   auto t = knot_scale.defined() ? dist * knot_scale.unsqueeze(-1) : dist * static_cast<double>(K - 1);
   auto B = at::where(t < 0.5, 0.75 - t * t, at::where(t < 1.5, 0.5 * (1.5 - t) * (1.5 - t), at::zeros_like(t)));
-  if (normalize) B = B / B.sum(-1, true);                                           // partition of unity
-  auto phi = at::einsum("nhdk,hdkr->nhdr", {B, S});                                 // step 5
-  auto log_abs = (phi.abs() + kLogEps).log().sum(2);                                // step 6, in log space
+  if (normalize) B = B / B.sum(-1, true);             // partition of unity
+  auto phi = at::einsum("nhdk,hdkr->nhdr", {B, S});   // step 5
+  auto log_abs = (phi.abs() + kLogEps).log().sum(2);  // step 6, in log space
   auto negatives = (phi < 0).sum(2).remainder(2);
   return (1 - 2 * negatives).to(u.scalar_type()) * log_abs.exp();
 }

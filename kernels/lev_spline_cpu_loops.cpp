@@ -107,7 +107,7 @@ EMBER_INLINE void fill_windows(const T* __restrict x, int64_t count, int kappa, 
                                T* __restrict b0, T* __restrict b1, T* __restrict b2, T* __restrict db0,
                                T* __restrict db1, T* __restrict db2) {
   EMBER_IVDEP  // the outputs never alias (restrict is lost once this is inlined)
-  for (int64_t i = 0; i < count; ++i) {
+      for (int64_t i = 0; i < count; ++i) {
     int f;
     basis_weights<T>(x[i], kappa, kNormalize, f, b0[i], b1[i], b2[i], db0[i], db1[i], db2[i]);
     first[i] = f;
@@ -276,8 +276,8 @@ EMBER_INLINE void backward_impl(const T* gMM, const T* u, const T* S, T* gU, T* 
       const int64_t row0 = (l * s.DS + d) * s.K * R;
       for (int64_t i = 0; i < count; ++i) {
         const int64_t at = i * width + (d - d0), nl = (b0 + i) * s.H + l, off = row0 + w.first[at] * R;
-        const ElementRows<T> e{S + off, gS + off, gMM + nl * R, {w.v0[at], w.v1[at], w.v2[at]},
-                               {w.d0[at], w.d1[at], w.d2[at]}, R};
+        const ElementRows<T> e{
+            S + off, gS + off, gMM + nl * R, {w.v0[at], w.v1[at], w.v2[at]}, {w.d0[at], w.d1[at], w.d2[at]}, R};
         gU[nl * s.DS + d] = backward_element(e);
       }
     }

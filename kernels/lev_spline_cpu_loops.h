@@ -13,10 +13,10 @@ struct Shape {
 };
 
 // M[n, l, :] = prod_d phi[n, l, d, :] for tokens n in [n0, n1) of head l.
-void forward_tokens(const float* u, const float* S, float* M, const Shape& s, bool normalize, int64_t l,
-                    int64_t n0, int64_t n1);
-void forward_tokens(const double* u, const double* S, double* M, const Shape& s, bool normalize, int64_t l,
-                    int64_t n0, int64_t n1);
+void forward_tokens(const float* u, const float* S, float* M, const Shape& s, bool normalize, int64_t l, int64_t n0,
+                    int64_t n1);
+void forward_tokens(const double* u, const double* S, double* M, const Shape& s, bool normalize, int64_t l, int64_t n0,
+                    int64_t n1);
 
 // For seed dimensions d in [d0, d1) of head l and every token: gU[n, l, d] and the (accumulated)
 // gS[l, d, :, :], given gMM = grad_M * M.

@@ -57,13 +57,13 @@ int blocks_for(int64_t n, int threads) { return static_cast<int>((n + threads - 
 template <class T>
 void launch_spline_forward(const T* u, const T* S, T* M, CudaShape s, bool normalize, void* stream) {
   const int threads = 256;
-  forward_kernel<T><<<blocks_for(s.N * s.H * s.R, threads), threads, 0, static_cast<cudaStream_t>(stream)>>>(
-      u, S, M, s, normalize);
+  forward_kernel<T>
+      <<<blocks_for(s.N * s.H * s.R, threads), threads, 0, static_cast<cudaStream_t>(stream)>>>(u, S, M, s, normalize);
 }
 
 template <class T>
-void launch_spline_backward(const T* gM, const T* M, const T* u, const T* S, T* gU, T* gS, CudaShape s,
-                            bool normalize, void* stream) {
+void launch_spline_backward(const T* gM, const T* M, const T* u, const T* S, T* gU, T* gS, CudaShape s, bool normalize,
+                            void* stream) {
   const int threads = 128;
   backward_kernel<T><<<blocks_for(s.H * s.DS * s.R, threads), threads, 0, static_cast<cudaStream_t>(stream)>>>(
       gM, M, u, S, gU, gS, s, normalize);
@@ -71,9 +71,9 @@ void launch_spline_backward(const T* gM, const T* M, const T* u, const T* S, T* 
 
 template void launch_spline_forward<float>(const float*, const float*, float*, CudaShape, bool, void*);
 template void launch_spline_forward<double>(const double*, const double*, double*, CudaShape, bool, void*);
-template void launch_spline_backward<float>(const float*, const float*, const float*, const float*, float*,
-                                            float*, CudaShape, bool, void*);
-template void launch_spline_backward<double>(const double*, const double*, const double*, const double*,
-                                             double*, double*, CudaShape, bool, void*);
+template void launch_spline_backward<float>(const float*, const float*, const float*, const float*, float*, float*,
+                                            CudaShape, bool, void*);
+template void launch_spline_backward<double>(const double*, const double*, const double*, const double*, double*,
+                                             double*, CudaShape, bool, void*);
 
 }  // namespace ember::lev

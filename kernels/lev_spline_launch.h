@@ -12,7 +12,7 @@ struct CudaShape {
 template <class T>
 void launch_spline_forward(const T* u, const T* S, T* M, CudaShape s, bool normalize, void* stream);
 template <class T>
-void launch_spline_backward(const T* gM, const T* M, const T* u, const T* S, T* gU, T* gS, CudaShape s,
-                            bool normalize, void* stream);
+void launch_spline_backward(const T* gM, const T* M, const T* u, const T* S, T* gU, T* gS, CudaShape s, bool normalize,
+                            void* stream);
 
 }  // namespace ember::lev

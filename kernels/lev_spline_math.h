@@ -47,14 +47,13 @@ EMBER_HD T bspline2_dx(T diff, T scale) {  // dt/dx = scale * sign(x - g_m)
 
 // Scalar form of the window, for loops that vectorise over x (one output per value and knot).
 template <class T>
-EMBER_HD void basis_weights(T x, int kappa, bool normalize, int& first, T& b0, T& b1, T& b2, T& db0, T& db1,
-                            T& db2) {
+EMBER_HD void basis_weights(T x, int kappa, bool normalize, int& first, T& b0, T& b1, T& b2, T& db0, T& db1, T& db2) {
   const T scale = T(kappa - 1);
   const T p = x * scale;
   T nearest = p + T(0.5);  // clamped before the conversion, so NaN or a huge x stays defined
   nearest = nearest >= T(1) ? nearest : T(1);
   nearest = nearest <= T(kappa - 2) ? nearest : T(kappa - 2);
-  first = static_cast<int>(nearest) - 1;  // nearest knot - 1, within [0, kappa - 3]
+  first = static_cast<int>(nearest) - 1;                      // nearest knot - 1, within [0, kappa - 3]
   const T t0 = p - T(first), t1 = t0 - T(1), t2 = t0 - T(2);  // signed distances to the 3 knots
   b0 = bspline2_at(t0), b1 = bspline2_at(t1), b2 = bspline2_at(t2);
   db0 = bspline2_dx(t0, scale), db1 = bspline2_dx(t1, scale), db2 = bspline2_dx(t2, scale);
@@ -81,8 +80,7 @@ struct Window {
 template <class T>
 EMBER_HD Window<T> basis_window(T x, int kappa, bool normalize) {
   Window<T> w{};
-  basis_weights(x, kappa, normalize, w.first, w.value[0], w.value[1], w.value[2], w.deriv[0], w.deriv[1],
-                w.deriv[2]);
+  basis_weights(x, kappa, normalize, w.first, w.value[0], w.value[1], w.value[2], w.deriv[0], w.deriv[1], w.deriv[2]);
   return w;
 }
 

@@ -4,13 +4,14 @@
 
 #include <iostream>
 
+#include <c10/util/Exception.h>
 #include "cli/commands.h"
 #include "ember/util/error.h"
-#include <c10/util/Exception.h>
 
 int main(int argc, char** argv) {
-  CLI::App app{"ember: a research training framework for decoder-only language models\n"
-               "(LEV embeddings, tapered MLP stacks, representational capacity analysis)"};
+  CLI::App app{
+      "ember: a research training framework for decoder-only language models\n"
+      "(LEV embeddings, tapered MLP stacks, representational capacity analysis)"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "ember 0.1.0");
   app.footer("Run 'ember <command> --help' for a command's options and examples.");

@@ -1,6 +1,6 @@
 // Precompiled header: the heavy LibTorch includes, compiled once per target (see CMakeLists).
 #pragma once
-#include <torch/torch.h>
 #include <ATen/ATen.h>
-#include <nlohmann/json.hpp>
 #include <fmt/format.h>
+#include <torch/torch.h>
+#include <nlohmann/json.hpp>

@@ -51,9 +51,16 @@ FullFormConstants CapacityFit::full_constants() const {
 nlohmann::json fit_json(const CapacityFit& f) {
   nlohmann::json params = nlohmann::json::object();
   for (size_t i = 0; i < f.params.size(); ++i) params[f.names[i]] = f.params[i];
-  return {{"form", form_name(f.form)}, {"formula", form_formula(f.form)}, {"points_kind", f.points_kind},
-          {"points", f.points}, {"params", params}, {"r2", f.r2}, {"mape_percent", f.mape},
-          {"rmse", f.rmse}, {"iterations", f.iterations}, {"converged", f.converged}};
+  return {{"form", form_name(f.form)},
+          {"formula", form_formula(f.form)},
+          {"points_kind", f.points_kind},
+          {"points", f.points},
+          {"params", params},
+          {"r2", f.r2},
+          {"mape_percent", f.mape},
+          {"rmse", f.rmse},
+          {"iterations", f.iterations},
+          {"converged", f.converged}};
 }
 
 std::vector<PackingPoint> points_of_kind(const std::vector<PackingPoint>& points, const std::string& kind) {
@@ -71,8 +78,8 @@ CapacityFit fit_capacity_form(CapacityForm form, const std::vector<PackingPoint>
   const bool full = form == CapacityForm::kFull;
   fit.names = full ? std::vector<std::string>{"C", "a", "b", "c"} : std::vector<std::string>{"C"};
   if (points.size() < fit.names.size() + 1)
-    throw DataError(fmt::format("fit: the {} form needs more than {} points, got {}", form_name(form),
-                                fit.names.size(), points.size()));
+    throw DataError(fmt::format("fit: the {} form needs more than {} points, got {}", form_name(form), fit.names.size(),
+                                points.size()));
   LeastSquaresProblem problem;
   problem.residuals = [&](const std::vector<double>& q, std::vector<double>& r) {
     r.resize(points.size());

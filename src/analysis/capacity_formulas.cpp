@@ -13,8 +13,7 @@ namespace {
 void check_inputs(double d, double eps, const char* what) {
   if (!(d >= 1) || !std::isfinite(d))
     throw UsageError(fmt::format("{}: d_model must be a positive number, got {}", what, d));
-  if (!(eps > 0) || !(eps <= 1))
-    throw UsageError(fmt::format("{}: epsilon must be in (0, 1], got {}", what, eps));
+  if (!(eps > 0) || !(eps <= 1)) throw UsageError(fmt::format("{}: epsilon must be in (0, 1], got {}", what, eps));
 }
 
 // Largest ln k whose ceil() is still exact in a double (2^53).
@@ -88,8 +87,7 @@ std::string class_description(CapacityClass c) {
   switch (c) {
     case CapacityClass::kNearOrthogonal:
       return "class 2 (eps < 0.1: near-orthogonal, uses superposition; capacity is finite)";
-    case CapacityClass::kClass1:
-      return "class 1 (eps > 0.2: the capacity formulas do not apply; most tied models)";
+    case CapacityClass::kClass1: return "class 1 (eps > 0.2: the capacity formulas do not apply; most tied models)";
     case CapacityClass::kIndeterminate: break;
   }
   return "indeterminate (0.1 <= eps <= 0.2: between class 1 and class 2)";

@@ -102,24 +102,38 @@ nlohmann::json bounds_json(const CapacityBounds& b) {
 
 nlohmann::json report_json(const CapacityReport& r) {
   const auto& e = r.estimate;
-  nlohmann::json j = {{"input", r.input}, {"format", r.format}, {"tensor", r.tensor}, {"dtype", r.dtype},
-                      {"input_rows", r.input_rows}, {"zero_rows_dropped", e.dropped_zero_rows},
-                      {"V", e.rows}, {"d", e.dim}, {"method", method_label(e.method)},
-                      {"sampled", e.method == EpsilonMethod::kSampled}, {"pairs", e.pairs},
-                      {"mu", e.mu}, {"sigma", e.sigma}, {"epsilon", e.epsilon()},
-                      {"epsilon_3sigma", e.epsilon_3sigma()}, {"min_cosine", number_or_null(e.min_cosine)},
-                      {"max_cosine", number_or_null(e.max_cosine)}, {"seconds", e.seconds}};
+  nlohmann::json j = {{"input", r.input},
+                      {"format", r.format},
+                      {"tensor", r.tensor},
+                      {"dtype", r.dtype},
+                      {"input_rows", r.input_rows},
+                      {"zero_rows_dropped", e.dropped_zero_rows},
+                      {"V", e.rows},
+                      {"d", e.dim},
+                      {"method", method_label(e.method)},
+                      {"sampled", e.method == EpsilonMethod::kSampled},
+                      {"pairs", e.pairs},
+                      {"mu", e.mu},
+                      {"sigma", e.sigma},
+                      {"epsilon", e.epsilon()},
+                      {"epsilon_3sigma", e.epsilon_3sigma()},
+                      {"min_cosine", number_or_null(e.min_cosine)},
+                      {"max_cosine", number_or_null(e.max_cosine)},
+                      {"seconds", e.seconds}};
   j["head"] = r.head.empty() ? nlohmann::json() : nlohmann::json(r.head);
   j["vocabulary_directions"] = r.head.empty() ? nlohmann::json() : nlohmann::json(vocabulary_directions(r));
   const auto features = feature_directions(r);
-  j["feature_directions"] = features ? bound_json(*features, "full-form capacity - vocabulary directions") : nlohmann::json();
+  j["feature_directions"] =
+      features ? bound_json(*features, "full-form capacity - vocabulary directions") : nlohmann::json();
   if (e.method == EpsilonMethod::kSampled)
     j["epsilon_ci"] = {{"level", e.confidence}, {"low", e.ci_low}, {"high", e.ci_high}};
   const auto bounds = bounds_json(r.bounds);  // named: items() of a temporary would dangle
   for (const auto& [key, value] : bounds.items())
     if (key != "d" && key != "epsilon") j[key] = value;
   const auto& b3 = r.bounds_3sigma;  // the exaggerated variant: every bound at mu + 3 sigma
-  j["capacity_3sigma"] = {{"epsilon", b3.eps}, {"class", class_label(b3.cls)}, {"capacity", headline(b3)},
+  j["capacity_3sigma"] = {{"epsilon", b3.eps},
+                          {"class", class_label(b3.cls)},
+                          {"capacity", headline(b3)},
                           {"capacity_full_form", bound_json(b3.full, "full form at mu + 3 sigma")}};
   return j;
 }
@@ -136,12 +150,11 @@ std::string formulas_legend(const FullFormConstants& k) {
 }
 
 std::string bounds_table(const std::vector<CapacityBounds>& rows) {
-  std::string out = fmt::format("{:>8} {:>9} {:>14} {:>16} {:>12} {:>10} {:>12}\n", "d_model", "epsilon",
-                                "class", "capacity (full)", "single-C", "JL C=8", "JL C=3.029");
+  std::string out = fmt::format("{:>8} {:>9} {:>14} {:>16} {:>12} {:>10} {:>12}\n", "d_model", "epsilon", "class",
+                                "capacity (full)", "single-C", "JL C=8", "JL C=3.029");
   for (const auto& b : rows)
     out += fmt::format("{:>8} {:>9.5f} {:>14} {:>16} {:>12} {:>10} {:>12}\n", b.d, b.eps, class_label(b.cls),
-                       headline(b), format_capacity(b.single), format_capacity(b.jl),
-                       format_capacity(b.jl_random));
+                       headline(b), format_capacity(b.single), format_capacity(b.jl), format_capacity(b.jl_random));
   return out + "\n" + formulas_legend(rows.empty() ? FullFormConstants{} : rows.front().constants);
 }
 
@@ -154,18 +167,18 @@ std::string comparison_table(const std::vector<CapacityReport>& reports) {
   std::string notes;
   for (const auto& r : reports) {
     const auto& e = r.estimate;
-    out += fmt::format("{:<{}} {:>8} {:>6} {:>9.5f} {:>8.5f} {:>8.5f} {:>8.5f} {:>6} {:>15} {:>10} {:>9} {:>13} {:>8}\n",
-                       shorten(r.input, width), width, e.rows, e.dim, e.mu, e.sigma, e.epsilon(),
-                       e.epsilon_3sigma(), class_label(r.bounds.cls), headline(r.bounds),
-                       format_capacity(r.bounds.single), format_capacity(r.bounds.jl), headline(r.bounds_3sigma),
-                       mode_cell(e));
+    out +=
+        fmt::format("{:<{}} {:>8} {:>6} {:>9.5f} {:>8.5f} {:>8.5f} {:>8.5f} {:>6} {:>15} {:>10} {:>9} {:>13} {:>8}\n",
+                    shorten(r.input, width), width, e.rows, e.dim, e.mu, e.sigma, e.epsilon(), e.epsilon_3sigma(),
+                    class_label(r.bounds.cls), headline(r.bounds), format_capacity(r.bounds.single),
+                    format_capacity(r.bounds.jl), headline(r.bounds_3sigma), mode_cell(e));
     if (!r.bounds.full.defined)
       notes += fmt::format("{}: epsilon {:.5f} is outside (0, 1] (a degenerate geometry): class {}, bounds n/a\n",
                            r.input, e.epsilon(), class_label(r.bounds.cls));
     if (const auto features = feature_directions(r))
-      notes += fmt::format("{}: {} head: the vocabulary takes ~{} = {} directions, leaving {} for features\n",
-                           r.input, r.head, r.head == "tied" ? "V" : "2V",
-                           format_capacity({std::log(vocabulary_directions(r))}), format_capacity(*features));
+      notes += fmt::format("{}: {} head: the vocabulary takes ~{} = {} directions, leaving {} for features\n", r.input,
+                           r.head, r.head == "tied" ? "V" : "2V", format_capacity({std::log(vocabulary_directions(r))}),
+                           format_capacity(*features));
     if (e.dropped_zero_rows)
       notes += fmt::format("{}: {} zero row(s) of {} dropped\n", r.input, e.dropped_zero_rows, r.input_rows);
     if (e.method == EpsilonMethod::kSampled)

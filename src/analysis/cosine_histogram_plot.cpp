@@ -83,7 +83,8 @@ void write_cosine_histogram_png(const std::filesystem::path& png, const std::vec
     pllsty(1);
     plline(2, ex, yy);
     plwidth(1.0);
-    const std::string text = fmt::format("{}{}: mu {:.4f}, eps {:.4f}", s.label, s.sampled ? " (sampled)" : "", s.mu, s.epsilon);
+    const std::string text =
+        fmt::format("{}{}: mu {:.4f}, eps {:.4f}", s.label, s.sampled ? " (sampled)" : "", s.mu, s.epsilon);
     plptex(x1 - 0.02 * (x1 - x0), top * (0.95 - 0.06 * i), 1.0, 0.0, 1.0, text.c_str());
   }
   finish_png(png);

@@ -5,10 +5,10 @@
 #include <nlohmann/json.hpp>
 
 #include "ember/checkpoint/model_loader.h"
+#include "ember/io/npy.h"
 #include "ember/io/safetensors.h"
 #include "ember/util/error.h"
 #include "ember/util/files.h"
-#include "ember/io/npy.h"
 
 namespace ember {
 namespace {
@@ -26,11 +26,10 @@ const std::vector<std::string> kKnownNames = {
     "transformer.embd.wte.weight",               // Phi-1
     "tok_embeddings.weight",                     // Meta's original Llama
     "embed_tokens.weight",
-    "embedding.weight",                          // ember's own model.safetensors
+    "embedding.weight",  // ember's own model.safetensors
 };
-const std::vector<std::string> kKnownSuffixes = {"embed_tokens.weight", "wte.weight",
-                                                 "word_embeddings.weight", "embed_in.weight",
-                                                 "tok_embeddings.weight"};
+const std::vector<std::string> kKnownSuffixes = {"embed_tokens.weight", "wte.weight", "word_embeddings.weight",
+                                                 "embed_in.weight", "tok_embeddings.weight"};
 
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -75,8 +74,8 @@ EmbeddingMatrix from_ember(const fs::path& dir, const std::string& tensor) {
   std::vector<std::string> names;
   for (const auto& p : loaded.model->named_parameters())
     if (p.value().dim() == 2) names.push_back(p.key());
-  throw DataError(fmt::format("{}: the model has no parameter '{}' (2-D parameters: {})", dir.string(),
-                              tensor, fmt::join(names, ", ")));
+  throw DataError(fmt::format("{}: the model has no parameter '{}' (2-D parameters: {})", dir.string(), tensor,
+                              fmt::join(names, ", ")));
 }
 
 EmbeddingMatrix from_safetensors(const fs::path& file, const std::string& tensor) {
@@ -85,8 +84,9 @@ EmbeddingMatrix from_safetensors(const fs::path& file, const std::string& tensor
   std::vector<std::string> names;
   for (const auto& [name, e] : read_safetensors_header(file).tensors) names.push_back(name);
   if (tensor.empty() && is_ember_generated(names))
-    throw DataError(file.string() + ": an ember model whose input embedding is generated (no V x D table); pass its "
-                                    "run or checkpoint directory so that ember materialises it");
+    throw DataError(file.string() +
+                    ": an ember model whose input embedding is generated (no V x D table); pass its "
+                    "run or checkpoint directory so that ember materialises it");
   out.tensor = tensor.empty() ? find_embedding_tensor(names, file.string()) : tensor;
   if (tensor.empty()) out.head = head_of(names);
   out.matrix = load_safetensors_tensor(file, out.tensor);
@@ -106,12 +106,11 @@ EmbeddingMatrix from_index(const fs::path& index_file, const std::string& tensor
   std::vector<std::string> names;
   for (const auto& [name, shard] : map.items()) names.push_back(name);
   const std::string name = tensor.empty() ? find_embedding_tensor(names, index_file.string()) : tensor;
-  if (!map.contains(name))
-    throw DataError(fmt::format("{}: the index has no tensor '{}'", index_file.string(), name));
+  if (!map.contains(name)) throw DataError(fmt::format("{}: the index has no tensor '{}'", index_file.string(), name));
   const fs::path shard = index_file.parent_path() / map[name].get<std::string>();
   if (!fs::exists(shard))
-    throw DataError(fmt::format("{}: shard '{}' holding '{}' does not exist", index_file.string(),
-                                shard.string(), name));
+    throw DataError(
+        fmt::format("{}: shard '{}' holding '{}' does not exist", index_file.string(), shard.string(), name));
   EmbeddingMatrix out;
   out.format = "safetensors (sharded)";
   out.tensor = name;
@@ -128,9 +127,10 @@ EmbeddingMatrix from_directory(const fs::path& dir, const std::string& tensor) {
   for (const auto& e : fs::directory_iterator(dir))
     if (e.path().extension() == ".safetensors") files.push_back(e.path());
   if (files.size() == 1) return from_safetensors(files[0], tensor);
-  throw DataError(fmt::format("'{}': expected an ember run or checkpoint directory, or a directory with "
-                              "model.safetensors or model.safetensors.index.json (found {} .safetensors files)",
-                              dir.string(), files.size()));
+  throw DataError(
+      fmt::format("'{}': expected an ember run or checkpoint directory, or a directory with "
+                  "model.safetensors or model.safetensors.index.json (found {} .safetensors files)",
+                  dir.string(), files.size()));
 }
 
 }  // namespace
@@ -142,10 +142,11 @@ std::string find_embedding_tensor(const std::vector<std::string>& names, const s
     for (const auto& name : names)
       if (ends_with(name, suffix)) return name;
   std::vector<std::string> shown(names.begin(), names.begin() + std::min<size_t>(names.size(), 8));
-  throw DataError(fmt::format("{}: no input-embedding tensor found (looked for {}, ...); pass --tensor NAME "
-                              "(the file has {} tensors: {}{})",
-                              where, fmt::join(kKnownNames.begin(), kKnownNames.begin() + 3, ", "),
-                              names.size(), fmt::join(shown, ", "), names.size() > shown.size() ? ", ..." : ""));
+  throw DataError(
+      fmt::format("{}: no input-embedding tensor found (looked for {}, ...); pass --tensor NAME "
+                  "(the file has {} tensors: {}{})",
+                  where, fmt::join(kKnownNames.begin(), kKnownNames.begin() + 3, ", "), names.size(),
+                  fmt::join(shown, ", "), names.size() > shown.size() ? ", ..." : ""));
 }
 
 EmbeddingMatrix load_embedding_matrix(const fs::path& input, const std::string& tensor) {
@@ -161,9 +162,10 @@ EmbeddingMatrix load_embedding_matrix(const fs::path& input, const std::string& 
   else if (ends_with(name, ".npy"))
     out = EmbeddingMatrix{load_npy(input), "", "npy", "", ""};
   else
-    throw DataError(fmt::format("'{}': expected an ember run or checkpoint directory, a .safetensors file, "
-                                "a model.safetensors.index.json, a directory holding one, or a .npy file",
-                                input.string()));
+    throw DataError(
+        fmt::format("'{}': expected an ember run or checkpoint directory, a .safetensors file, "
+                    "a model.safetensors.index.json, a directory holding one, or a .npy file",
+                    input.string()));
   out.input = input.string();
   return out;
 }

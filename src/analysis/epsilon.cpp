@@ -24,9 +24,10 @@ void check_finite(const at::Tensor& m, const std::string& where) {
   if (std::isfinite(m.sum(at::kDouble).item<double>())) return;
   const auto bad_rows = (~at::isfinite(m)).any(1).nonzero();
   if (bad_rows.numel() == 0) return;
-  throw DataError(fmt::format("{}: {} row(s) contain NaN or Inf values (first: row {}); expected a "
-                              "finite embedding matrix",
-                              where, bad_rows.size(0), bad_rows[0][0].item<int64_t>()));
+  throw DataError(
+      fmt::format("{}: {} row(s) contain NaN or Inf values (first: row {}); expected a "
+                  "finite embedding matrix",
+                  where, bad_rows.size(0), bad_rows[0][0].item<int64_t>()));
 }
 
 void fill_from_stats(const CosineStats& s, EpsilonEstimate& e) {
@@ -48,8 +49,8 @@ EpsilonEstimate exact_pass(const at::Tensor& rows, const EpsilonOptions& o) {
   for_each_gram_block(rows, o.block, [&](const GramBlock& b) {
     accumulate_gram_block(b, stats);
     if (!o.progress_label.empty())
-      progress.update(static_cast<double>(stats.count), fmt::format("{:.3g} of {:.3g} pairs",
-                                                                    double(stats.count), double(total)));
+      progress.update(static_cast<double>(stats.count),
+                      fmt::format("{:.3g} of {:.3g} pairs", double(stats.count), double(total)));
   });
   fill_from_stats(stats, e);
   return e;
@@ -91,8 +92,7 @@ double normal_quantile_two_sided(double confidence) {
 }
 
 EpsilonEstimate sampled_pass(const at::Tensor& rows, const EpsilonOptions& o) {
-  if (o.sample_pairs < 2)
-    throw UsageError(fmt::format("--sample: need at least 2 pairs, got {}", o.sample_pairs));
+  if (o.sample_pairs < 2) throw UsageError(fmt::format("--sample: need at least 2 pairs, got {}", o.sample_pairs));
   const int64_t V = rows.size(0), N = o.sample_pairs;
   auto gen = at::make_generator<at::CPUGeneratorImpl>(o.seed);
   // Uniform over unordered pairs: i uniform, j uniform over the other V - 1 rows.
@@ -124,11 +124,11 @@ EpsilonEstimate sampled_pass(const at::Tensor& rows, const EpsilonOptions& o) {
 
 UnitRows unit_rows(const at::Tensor& matrix, const std::string& where, at::Device device) {
   if (matrix.dim() != 2)
-    throw DataError(fmt::format("{}: expected a 2-D V x d embedding matrix, got {} dimension(s) {}",
-                                where, matrix.dim(), fmt::join(matrix.sizes(), " x ")));
+    throw DataError(fmt::format("{}: expected a 2-D V x d embedding matrix, got {} dimension(s) {}", where,
+                                matrix.dim(), fmt::join(matrix.sizes(), " x ")));
   if (!at::isFloatingType(matrix.scalar_type()))
-    throw DataError(fmt::format("{}: expected a floating-point matrix (fp32, fp16, bf16, fp64), got {}",
-                                where, c10::toString(matrix.scalar_type())));
+    throw DataError(fmt::format("{}: expected a floating-point matrix (fp32, fp16, bf16, fp64), got {}", where,
+                                c10::toString(matrix.scalar_type())));
   auto m = matrix.to(device, at::kFloat);
   bool owned = !m.is_same(matrix);  // a converted copy may be normalised in place
   check_finite(m, where);
@@ -138,8 +138,8 @@ UnitRows unit_rows(const at::Tensor& matrix, const std::string& where, at::Devic
   const auto keep = (norms.squeeze(1) > 0).nonzero().squeeze(1);
   out.dropped_zero_rows = out.input_rows - keep.size(0);
   if (keep.size(0) < 2)
-    throw DataError(fmt::format("{}: needs at least 2 non-zero rows, has {} (of {})", where,
-                                keep.size(0), out.input_rows));
+    throw DataError(
+        fmt::format("{}: needs at least 2 non-zero rows, has {} (of {})", where, keep.size(0), out.input_rows));
   if (out.dropped_zero_rows) {
     m = m.index_select(0, keep);
     norms = norms.index_select(0, keep);
@@ -160,9 +160,9 @@ std::string method_label(EpsilonMethod m) {
 
 PairMoments pair_moments_identity(const at::Tensor& rows, int64_t block, bool with_stddev) {
   const int64_t V = rows.size(0), d = rows.size(1);
-  auto total = at::zeros({d}, rows.options().dtype(at::kDouble));  // sum_i x_i
+  auto total = at::zeros({d}, rows.options().dtype(at::kDouble));               // sum_i x_i
   auto gram = with_stddev ? at::zeros({d, d}, total.options()) : at::Tensor();  // X^T X
-  double norms2 = 0.0, norms4 = 0.0;  // sum_i |x_i|^2 and sum_i |x_i|^4
+  double norms2 = 0.0, norms4 = 0.0;                                            // sum_i |x_i|^2 and sum_i |x_i|^4
   for (int64_t s = 0; s < V; s += block) {  // float64 copies of one block of rows at a time
     const auto x = rows.narrow(0, s, std::min(block, V - s)).to(at::kDouble);
     const auto sq = x.pow(2).sum(1);

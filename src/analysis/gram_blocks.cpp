@@ -4,8 +4,7 @@
 
 namespace ember {
 
-void for_each_gram_block(const at::Tensor& rows, int64_t block,
-                         const std::function<void(const GramBlock&)>& fn) {
+void for_each_gram_block(const at::Tensor& rows, int64_t block, const std::function<void(const GramBlock&)>& fn) {
   if (block < 1) throw UsageError("Gram blocks: block size must be positive, got " + std::to_string(block));
   const int64_t n = rows.size(0);
   at::Tensor buffer = at::empty({0}, rows.options());  // resized in place: storage is reused

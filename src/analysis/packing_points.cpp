@@ -30,8 +30,8 @@ std::vector<std::string> split(const std::string& line, char sep) {
 
 void check(const PackingPoint& p, const std::string& where) {
   if (p.k < 1 || p.d < 1 || !std::isfinite(p.eps) || p.eps < 0)
-    throw DataError(fmt::format("{}: expected k >= 1, d >= 1 and a finite eps >= 0, got k={} d={} eps={}", where,
-                                p.k, p.d, p.eps));
+    throw DataError(
+        fmt::format("{}: expected k >= 1, d >= 1 and a finite eps >= 0, got k={} d={} eps={}", where, p.k, p.d, p.eps));
 }
 
 std::vector<PackingPoint> parse_csv(const std::string& text, const std::string& file) {
@@ -119,8 +119,14 @@ std::string points_csv(const std::vector<PackingPoint>& points) {
 std::string points_json(const std::vector<PackingPoint>& points) {
   auto doc = nlohmann::json::array();
   for (const auto& p : points)
-    doc.push_back({{"kind", p.kind}, {"k", p.k}, {"d", p.d}, {"eps", p.eps}, {"iterations", p.iterations},
-                   {"exponent", p.exponent}, {"lr", p.lr}, {"seconds", p.seconds}});
+    doc.push_back({{"kind", p.kind},
+                   {"k", p.k},
+                   {"d", p.d},
+                   {"eps", p.eps},
+                   {"iterations", p.iterations},
+                   {"exponent", p.exponent},
+                   {"lr", p.lr},
+                   {"seconds", p.seconds}});
   return doc.dump(1) + "\n";
 }
 

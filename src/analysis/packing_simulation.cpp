@@ -16,8 +16,8 @@ namespace {
 
 void check_point(int64_t k, int64_t d, int64_t iterations, const char* what) {
   if (k < 2 || d < 1 || iterations < 1)
-    throw UsageError(fmt::format("simulate: need k >= 2, d >= 1 and {} >= 1, got k={} d={} {}={}", what, k, d,
-                                 what, iterations));
+    throw UsageError(
+        fmt::format("simulate: need k >= 2, d >= 1 and {} >= 1, got k={} d={} {}={}", what, k, d, what, iterations));
 }
 
 // Cost of a point in units of k^2 d multiply-adds, for the sweep's ETA.
@@ -127,9 +127,9 @@ std::vector<PackingPoint> run_packing_sweep(const SweepOptions& o,
     const double per_iteration = point_cost(p) / p.iterations;
     auto report = [&](int64_t n, double) {
       if (o.progress)
-        meter.update(done + per_iteration * n, fmt::format("point {}/{}: {} k={} d={}, {} {}/{}", i + 1, plan.size(),
-                                                           p.kind, p.k, p.d, p.kind == "random" ? "draw" : "step",
-                                                           n, p.iterations));
+        meter.update(done + per_iteration * n,
+                     fmt::format("point {}/{}: {} k={} d={}, {} {}/{}", i + 1, plan.size(), p.kind, p.k, p.d,
+                                 p.kind == "random" ? "draw" : "step", n, p.iterations));
     };
     p.eps = p.kind == "random" ? random_packing_eps(p.k, p.d, p.iterations, o.device, report)
                                : optimised_packing_eps(p.k, p.d, p.iterations, o.device, report);

@@ -18,8 +18,9 @@ bool plotting_available() {
 
 void check_plot_path(const std::filesystem::path& png) {
   if (!plotting_available())
-    throw UsageError("--plot: this ember was built without PLplot (install libplplot-dev and "
-                     "plplot-driver-cairo, e.g. with scripts/setup.sh, and re-run cmake)");
+    throw UsageError(
+        "--plot: this ember was built without PLplot (install libplplot-dev and "
+        "plplot-driver-cairo, e.g. with scripts/setup.sh, and re-run cmake)");
   const auto parent = std::filesystem::absolute(png).parent_path();
   if (!std::filesystem::is_directory(parent))
     throw UsageError("--plot: directory '" + parent.string() + "' does not exist");

@@ -34,7 +34,8 @@ std::map<std::string, std::string> read_sums(const fs::path& dir, const std::str
   std::map<std::string, std::string> sums;
   std::string hash, file;
   while (in >> hash >> file) sums[file] = hash;
-  if (!sums.count(kStateFile)) throw CheckpointError(where + " is incomplete: " + kSumsFile + " lists no " + kStateFile);
+  if (!sums.count(kStateFile))
+    throw CheckpointError(where + " is incomplete: " + kSumsFile + " lists no " + kStateFile);
   return sums;
 }
 
@@ -171,7 +172,8 @@ CheckpointData load_checkpoint(const fs::path& dir, const std::vector<std::strin
 
 CheckpointData load_checkpoint_or_run(const fs::path& path, const std::vector<std::string>& tensor_components) {
   if (fs::exists(path / kSumsFile) || step_of(path) >= 0) return load_checkpoint(path, tensor_components);
-  if (!fs::is_directory(path)) throw CheckpointError("'" + path.string() + "' is neither a run nor a checkpoint directory");
+  if (!fs::is_directory(path))
+    throw CheckpointError("'" + path.string() + "' is neither a run nor a checkpoint directory");
   for (const auto& dir : checkpoints_newest_first(path)) {
     try {
       return load_checkpoint(dir, tensor_components);

@@ -23,8 +23,8 @@ void load_parameters(torch::nn::Module& module, const TensorMap& tensors, const 
   TensorMap targets = module_tensors(module);
   for (const auto& [name, t] : tensors)
     if (!targets.count(name))
-      throw CheckpointError(fmt::format("{}: '{}' is not a parameter of this model (a different model config?)",
-                                        where, name));
+      throw CheckpointError(
+          fmt::format("{}: '{}' is not a parameter of this model (a different model config?)", where, name));
   at::NoGradGuard no_grad;
   for (auto& [name, target] : targets) {
     auto it = tensors.find(name);

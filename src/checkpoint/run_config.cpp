@@ -19,11 +19,9 @@ Config from_source(const ConfigSource& src) {
   cfg.optim.check(checker);
   cfg.distributed.check(checker);
   checker.require(cfg.train.seq_len <= cfg.model.max_seq_len, "train.seq_len",
-                  fmt::format("seq_len = {} exceeds model.max_seq_len = {}", cfg.train.seq_len,
-                              cfg.model.max_seq_len));
+                  fmt::format("seq_len = {} exceeds model.max_seq_len = {}", cfg.train.seq_len, cfg.model.max_seq_len));
   checker.require(cfg.optim.warmup_steps <= cfg.train.steps, "optim.warmup_steps",
-                  fmt::format("warmup_steps = {} exceeds train.steps = {}", cfg.optim.warmup_steps,
-                              cfg.train.steps));
+                  fmt::format("warmup_steps = {} exceeds train.steps = {}", cfg.optim.warmup_steps, cfg.train.steps));
   return cfg;
 }
 

@@ -26,7 +26,8 @@ RunLock::RunLock(const fs::path& run_dir) {
     fd_ = -1;
     if (err != EWOULDBLOCK) throw Error("cannot lock '" + file.string() + "': " + std::strerror(err));
     throw UsageError("run directory '" + run_dir.string() + "' is in use by another ember process (pid " +
-                     (holder.empty() ? "unknown" : holder) + "); wait for it to finish, or choose another log.name / --run-dir");
+                     (holder.empty() ? "unknown" : holder) +
+                     "); wait for it to finish, or choose another log.name / --run-dir");
   }
   const std::string pid = std::to_string(::getpid()) + "\n";
   if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size()))

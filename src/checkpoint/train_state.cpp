@@ -64,7 +64,8 @@ std::string cpu_rng_state_hex() {
 void restore_cpu_rng_state(const std::string& hex) {
   auto state = at::empty({static_cast<int64_t>(hex.size() / 2)}, at::kByte);
   auto* bytes = state.data_ptr<uint8_t>();
-  for (size_t i = 0; i + 1 < hex.size(); i += 2) bytes[i / 2] = static_cast<uint8_t>(std::stoi(hex.substr(i, 2), nullptr, 16));
+  for (size_t i = 0; i + 1 < hex.size(); i += 2)
+    bytes[i / 2] = static_cast<uint8_t>(std::stoi(hex.substr(i, 2), nullptr, 16));
   auto gen = at::detail::getDefaultCPUGenerator();
   std::lock_guard<std::mutex> lock(gen.mutex());
   gen.set_state(state);

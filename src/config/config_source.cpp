@@ -6,8 +6,7 @@
 
 namespace ember {
 
-ConfigSource ConfigSource::load(const std::vector<std::string>& files,
-                                const std::vector<std::string>& overrides) {
+ConfigSource ConfigSource::load(const std::vector<std::string>& files, const std::vector<std::string>& overrides) {
   ConfigSource src;
   for (const auto& file : files) {
     if (!std::filesystem::exists(file)) throw ConfigError("config file '" + file + "' does not exist");
@@ -57,8 +56,7 @@ void ConfigSource::merge(YAML::Node into, const YAML::Node& from, const std::str
 
 void ConfigSource::apply_override(const std::string& assignment) {
   const auto eq = assignment.find('=');
-  if (eq == std::string::npos || eq == 0)
-    throw ConfigError("--set '" + assignment + "': expected key.path=value");
+  if (eq == std::string::npos || eq == 0) throw ConfigError("--set '" + assignment + "': expected key.path=value");
   const std::string path = assignment.substr(0, eq);
   YAML::Node value;
   try {

@@ -1,8 +1,8 @@
 #include "ember/config/yaml_reader.h"
 
-#include <cmath>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <cmath>
 
 #include "ember/util/error.h"
 #include "ember/util/suggest.h"
@@ -12,9 +12,7 @@ namespace ember {
 YamlReader::YamlReader(YAML::Node node, std::string path, const ConfigSource& src)
     : node_(std::move(node)), path_(std::move(path)), src_(src) {}
 
-std::string YamlReader::join(const std::string& key) const {
-  return path_.empty() ? key : path_ + "." + key;
-}
+std::string YamlReader::join(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
 
 void YamlReader::fail(const std::string& key, const std::string& what) const {
   throw ConfigError(src_.origin_of(join(key)) + ": " + join(key) + ": " + what);
@@ -115,8 +113,7 @@ void YamlReader::choice(const char* key, std::string& out, const std::vector<std
     }
   std::string list = fmt::format("{}", fmt::join(options, " | "));
   std::string near = closest_match(s, options);
-  fail(key, "expected one of " + list + ", got '" + s + "'" +
-                (near.empty() ? "" : " (did you mean '" + near + "'?)"));
+  fail(key, "expected one of " + list + ", got '" + s + "'" + (near.empty() ? "" : " (did you mean '" + near + "'?)"));
 }
 
 void YamlReader::section_with(const char* key, const std::function<void(FieldVisitor&)>& body) {

@@ -5,7 +5,7 @@
 namespace ember {
 
 std::string yaml_float(double value) {
-  std::string s = fmt::format("{}", value);  // shortest round-trip text
+  std::string s = fmt::format("{}", value);                   // shortest round-trip text
   if (s.find_first_of(".ni") != std::string::npos) return s;  // has a point, or inf / nan
   const size_t e = s.find('e');
   return e == std::string::npos ? s + ".0" : s.insert(e, ".0");
@@ -19,9 +19,7 @@ void YamlWriter::field(const char* key, double& value, Bound) {
 
 void YamlWriter::field(const char* key, bool& value) { out_ << YAML::Key << key << YAML::Value << value; }
 
-void YamlWriter::field(const char* key, std::string& value) {
-  out_ << YAML::Key << key << YAML::Value << value;
-}
+void YamlWriter::field(const char* key, std::string& value) { out_ << YAML::Key << key << YAML::Value << value; }
 
 void YamlWriter::field(const char* key, std::vector<double>& value, Bound) {
   out_ << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginSeq;
@@ -39,7 +37,8 @@ void YamlWriter::choice(const char* key, std::string& value, const std::vector<s
 
 void YamlWriter::kind_sections(KindSections& sections, const std::vector<std::string>& used) {
   for (const auto& kind : used)
-    if (KindOptions* opts = sections.find(kind)) section_with(kind.c_str(), [opts](FieldVisitor& v) { opts->fields(v); });
+    if (KindOptions* opts = sections.find(kind))
+      section_with(kind.c_str(), [opts](FieldVisitor& v) { opts->fields(v); });
 }
 
 void YamlWriter::section_with(const char* key, const std::function<void(FieldVisitor&)>& body) {

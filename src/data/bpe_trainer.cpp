@@ -81,8 +81,10 @@ class PairMerger {
     for (const Pair p : touched_) {
       const auto it = counts_.find(p);
       if (it == counts_.end()) continue;
-      if (it->second <= 0) counts_.erase(it);
-      else heap_.push({it->second, p});
+      if (it->second <= 0)
+        counts_.erase(it);
+      else
+        heap_.push({it->second, p});
     }
   }
 
@@ -124,8 +126,8 @@ std::vector<Word> count_words(const std::unordered_map<std::string, int64_t>& pi
   return words;
 }
 
-BpeTrainResult train_from_counts(const std::unordered_map<std::string, int64_t>& pieces,
-                                 const BpeTrainOptions& opt, bool progress) {
+BpeTrainResult train_from_counts(const std::unordered_map<std::string, int64_t>& pieces, const BpeTrainOptions& opt,
+                                 bool progress) {
   if (opt.vocab_size < 257 || opt.vocab_size > (int64_t(1) << 31))
     throw UsageError("tokenizer train: --vocab-size must be at least 257 (256 bytes + <|endoftext|>), got " +
                      std::to_string(opt.vocab_size));
@@ -142,8 +144,7 @@ BpeTrainResult train_from_counts(const std::unordered_map<std::string, int64_t>&
     if (progress && new_id % 1000 == 0) log::info("tokenizer train: {} / {} ranks", new_id, target_ranks);
   }
   if (static_cast<int64_t>(r.tokens.size()) < target_ranks)
-    log::warn("tokenizer train: the corpus ran out of pairs at {} ranks (asked for {})", r.tokens.size(),
-              target_ranks);
+    log::warn("tokenizer train: the corpus ran out of pairs at {} ranks (asked for {})", r.tokens.size(), target_ranks);
   return r;
 }
 

@@ -1,8 +1,8 @@
 #include "ember/data/corpus_presets.h"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <cstdio>
-#include <fmt/format.h>
 #include <memory>
 
 #include "ember/data/html_text.h"
@@ -39,7 +39,8 @@ std::string run_command(const std::string& cmd) {
   char buf[1 << 16];
   for (size_t n; (n = std::fread(buf, 1, sizeof buf, pipe.get())) > 0;) out.append(buf, n);
   if (::pclose(pipe.release()) != 0 || out.empty())
-    throw DataError("prepare corpus: '" + cmd + "' failed; install bible-kjv and bible-kjv-text (scripts/setup.sh does)");
+    throw DataError("prepare corpus: '" + cmd +
+                    "' failed; install bible-kjv and bible-kjv-text (scripts/setup.sh does)");
   return out;
 }
 
@@ -71,8 +72,10 @@ std::vector<std::string> extract_kjv(const fs::path& dir) {
     const size_t digits = line.find_first_of("0123456789", 1);
     const std::string b = line.substr(0, digits), ch = line.substr(digits, colon - digits);
     if (b != book) flush(), book = b, chapter.clear();
-    if (ch != chapter && !chapter.empty()) body += "\n\n";
-    else if (!body.empty()) body += " ";
+    if (ch != chapter && !chapter.empty())
+      body += "\n\n";
+    else if (!body.empty())
+      body += " ";
     chapter = ch;
     body += line.substr(space + 1);
   }

@@ -1,5 +1,5 @@
-#include <cstdint>
 #include <cctype>
+#include <cstdint>
 #include <string>
 
 #include "ember/data/html_text.h"
@@ -31,8 +31,8 @@ size_t decode_entity(const std::string& html, size_t i, std::string& out) {
   if (semi == std::string::npos || semi - i > 10) return 0;
   const std::string e = html.substr(i + 1, semi - i - 1);
   static const std::pair<const char*, const char*> named[] = {
-      {"amp", "&"}, {"lt", "<"}, {"gt", ">"}, {"quot", "\""}, {"apos", "'"}, {"nbsp", " "},
-      {"mdash", "\u2014"}, {"ndash", "\u2013"}, {"hellip", "\u2026"}, {"rsquo", "\u2019"},
+      {"amp", "&"},        {"lt", "<"},         {"gt", ">"},         {"quot", "\""},       {"apos", "'"},
+      {"nbsp", " "},       {"mdash", "\u2014"}, {"ndash", "\u2013"}, {"hellip", "\u2026"}, {"rsquo", "\u2019"},
       {"lsquo", "\u2018"}, {"rdquo", "\u201d"}, {"ldquo", "\u201c"}, {"copy", "\u00a9"}};
   for (const auto& [n, v] : named)
     if (e == n) return out += v, semi - i + 1;
@@ -60,8 +60,9 @@ bool is_block_tag(const std::string& html, size_t i) {
   while (j < html.size() && std::isalnum(static_cast<unsigned char>(html[j]))) ++j;
   std::string name = html.substr(i, j - i);
   for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  static const char* blocks[] = {"p", "div", "br", "li", "ul", "ol", "dl", "dt", "dd", "tr", "td", "th", "table",
-                                 "pre", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote", "section", "title"};
+  static const char* blocks[] = {"p",  "div", "br", "li", "ul",         "ol",      "dl",   "dt",
+                                 "dd", "tr",  "td", "th", "table",      "pre",     "h1",   "h2",
+                                 "h3", "h4",  "h5", "h6", "blockquote", "section", "title"};
   for (const char* b : blocks)
     if (name == b) return true;
   return false;

@@ -15,19 +15,16 @@ LoaderState LoaderState::from_json(const nlohmann::json& j) {
   return {j.at("epoch").get<int64_t>(), j.at("cursor").get<int64_t>()};
 }
 
-BatchLoader::BatchLoader(const std::vector<std::filesystem::path>& shards, LoaderOptions opt)
-    : opt_(opt) {
+BatchLoader::BatchLoader(const std::vector<std::filesystem::path>& shards, LoaderOptions opt) : opt_(opt) {
   const int64_t T = opt.seq_len;
   for (const auto& p : shards) {
     shards_.push_back(std::make_unique<ShardFile>(p));
     const int64_t n = shards_.back()->size();
-    for (int64_t k = 0; k * T + T + 1 <= n; ++k)
-      windows_.push_back({static_cast<int32_t>(shards_.size() - 1), k * T});
+    for (int64_t k = 0; k * T + T + 1 <= n; ++k) windows_.push_back({static_cast<int32_t>(shards_.size() - 1), k * T});
   }
   if (windows_.empty())
-    throw DataError("shards starting with '" + shards.front().string() + "' hold " +
-                    std::to_string(total_tokens()) + " tokens: too few for one window of seq_len+1 = " +
-                    std::to_string(T + 1));
+    throw DataError("shards starting with '" + shards.front().string() + "' hold " + std::to_string(total_tokens()) +
+                    " tokens: too few for one window of seq_len+1 = " + std::to_string(T + 1));
   build_order(0);
 }
 
@@ -110,9 +107,10 @@ std::unique_ptr<BatchLoader> open_loader(const std::vector<std::string>& specs, 
   auto loader = std::make_unique<BatchLoader>(resolve_shards(specs, key), opt);
   const uint32_t max_id = loader->max_token();
   if (static_cast<int64_t>(max_id) >= vocab)
-    throw DataError(fmt::format("{}: token id {} does not fit model.vocab_size = {} (wrong tokenizer or vocab size "
-                                "for this data?)",
-                                key, max_id, vocab));
+    throw DataError(
+        fmt::format("{}: token id {} does not fit model.vocab_size = {} (wrong tokenizer or vocab size "
+                    "for this data?)",
+                    key, max_id, vocab));
   return loader;
 }
 

@@ -23,8 +23,11 @@ PrepareSummary prepare_bytes(const BytePrepareOptions& opt) {
     std::vector<uint32_t> ids = byte_tokens(text);
     ids.push_back(kByteDocumentSeparator);
     (is_val ? val : train).add(ids, doc.string());
-    sources.push_back({{"path", doc.string()}, {"sha256", sha256_hex(text)}, {"bytes", text.size()},
-                       {"tokens", ids.size()}, {"split", is_val ? "val" : "train"}});
+    sources.push_back({{"path", doc.string()},
+                       {"sha256", sha256_hex(text)},
+                       {"bytes", text.size()},
+                       {"tokens", ids.size()},
+                       {"split", is_val ? "val" : "train"}});
   }
   train.flush();
   val.flush();
@@ -34,11 +37,17 @@ PrepareSummary prepare_bytes(const BytePrepareOptions& opt) {
   names.insert(names.end(), val.written().begin(), val.written().end());
   publish_shards(opt.out_dir, names);
   write_file_atomic(opt.out_dir / "train_token_counts.json", nlohmann::json(train.counts()).dump() + "\n");
-  nlohmann::json manifest = {{"tokenizer", "bytes"}, {"vocab_size", kByteVocabSize}, {"separator", kByteDocumentSeparator},
-                             {"dtype", "uint16"}, {"val_fraction", opt.val_fraction},
-                             {"train_tokens", train.total()}, {"val_tokens", val.total()},
-                             {"train_shards", train.written()}, {"val_shards", val.written()},
-                             {"token_counts", "train_token_counts.json"}, {"sources", sources}};
+  nlohmann::json manifest = {{"tokenizer", "bytes"},
+                             {"vocab_size", kByteVocabSize},
+                             {"separator", kByteDocumentSeparator},
+                             {"dtype", "uint16"},
+                             {"val_fraction", opt.val_fraction},
+                             {"train_tokens", train.total()},
+                             {"val_tokens", val.total()},
+                             {"train_shards", train.written()},
+                             {"val_shards", val.written()},
+                             {"token_counts", "train_token_counts.json"},
+                             {"sources", sources}};
   write_file_atomic(opt.out_dir / "manifest.json", manifest.dump(2) + "\n");
   PrepareSummary s;
   s.documents = static_cast<int64_t>(docs.size());

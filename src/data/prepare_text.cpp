@@ -21,7 +21,7 @@
 namespace ember {
 namespace {
 
-constexpr size_t kBlockBytes = 4 << 20;  // text files are read and encoded in blocks of this size
+constexpr size_t kBlockBytes = 4 << 20;   // text files are read and encoded in blocks of this size
 constexpr size_t kBatchBytes = 16 << 20;  // bytes encoded in parallel before writing in order
 
 // A piece of one document, in corpus order.
@@ -88,8 +88,8 @@ class UnitReader {
         throw DataError("prepare: " + where + ": invalid JSON (" + e.what() + ")");
       }
       if (!j.is_object() || !j.contains(opt_.jsonl_field) || !j[opt_.jsonl_field].is_string())
-        throw DataError("prepare: " + where + ": expected a JSON object with a string field '" +
-                        opt_.jsonl_field + "'");
+        throw DataError("prepare: " + where + ": expected a JSON object with a string field '" + opt_.jsonl_field +
+                        "'");
       u = Unit{doc_, document_goes_to_val(where, opt_.val_fraction), true, j[opt_.jsonl_field].get<std::string>(), {}};
       return true;
     }
@@ -190,18 +190,27 @@ PrepareSummary prepare_text(const TextPrepareOptions& opt) {
 
   nlohmann::json sources = nlohmann::json::array();
   for (size_t i = 0; i < docs.size(); ++i)
-    sources.push_back({{"path", docs[i].string()}, {"sha256", sha256_file_hex(docs[i])},
-                       {"bytes", fs::file_size(docs[i])}, {"tokens", source_tokens[i]}});
+    sources.push_back({{"path", docs[i].string()},
+                       {"sha256", sha256_file_hex(docs[i])},
+                       {"bytes", fs::file_size(docs[i])},
+                       {"tokens", source_tokens[i]}});
   std::vector<std::string> names = train.written();
   names.insert(names.end(), val.written().begin(), val.written().end());
   publish_shards(opt.out_dir, names);
   write_file_atomic(opt.out_dir / "train_token_counts.json", nlohmann::json(train.counts()).dump() + "\n");
-  nlohmann::json manifest = {
-      {"tokenizer", tok.name()}, {"tokenizer_spec", opt.tokenizer}, {"tokenizer_sha256", tok.hash()},
-      {"vocab_size", tok.vocab_size()}, {"separator", sep}, {"dtype", tok.vocab_size() <= 65536 ? "uint16" : "uint32"},
-      {"val_fraction", opt.val_fraction}, {"train_tokens", train.total()}, {"val_tokens", val.total()},
-      {"train_shards", train.written()}, {"val_shards", val.written()},
-      {"token_counts", "train_token_counts.json"}, {"sources", sources}};
+  nlohmann::json manifest = {{"tokenizer", tok.name()},
+                             {"tokenizer_spec", opt.tokenizer},
+                             {"tokenizer_sha256", tok.hash()},
+                             {"vocab_size", tok.vocab_size()},
+                             {"separator", sep},
+                             {"dtype", tok.vocab_size() <= 65536 ? "uint16" : "uint32"},
+                             {"val_fraction", opt.val_fraction},
+                             {"train_tokens", train.total()},
+                             {"val_tokens", val.total()},
+                             {"train_shards", train.written()},
+                             {"val_shards", val.written()},
+                             {"token_counts", "train_token_counts.json"},
+                             {"sources", sources}};
   if (!opt.corpus_name.empty()) manifest["corpus"] = opt.corpus_name;
   write_file_atomic(opt.out_dir / "manifest.json", manifest.dump(2) + "\n");
 

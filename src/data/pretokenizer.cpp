@@ -45,14 +45,22 @@ size_t utf8_sequence_length(std::string_view s, size_t i) {
   if (c < 0x80) return 1;
   size_t n;
   unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
-  if (c >= 0xC2 && c <= 0xDF) n = 2;
-  else if (c == 0xE0) n = 3, lo = 0xA0;
-  else if (c == 0xED) n = 3, hi = 0x9F;  // no surrogates
-  else if (c >= 0xE1 && c <= 0xEF) n = 3;
-  else if (c == 0xF0) n = 4, lo = 0x90;
-  else if (c >= 0xF1 && c <= 0xF3) n = 4;
-  else if (c == 0xF4) n = 4, hi = 0x8F;
-  else return 0;
+  if (c >= 0xC2 && c <= 0xDF)
+    n = 2;
+  else if (c == 0xE0)
+    n = 3, lo = 0xA0;
+  else if (c == 0xED)
+    n = 3, hi = 0x9F;  // no surrogates
+  else if (c >= 0xE1 && c <= 0xEF)
+    n = 3;
+  else if (c == 0xF0)
+    n = 4, lo = 0x90;
+  else if (c >= 0xF1 && c <= 0xF3)
+    n = 4;
+  else if (c == 0xF4)
+    n = 4, hi = 0x8F;
+  else
+    return 0;
   if (i + n > s.size()) return 0;
   if (byte(i + 1) < lo || byte(i + 1) > hi) return 0;
   for (size_t k = 2; k < n; ++k)
@@ -79,8 +87,8 @@ size_t valid_utf8_prefix(std::string_view s) {
 PreTokenizer::PreTokenizer(const std::string& pattern) : pattern_(pattern), impl_(new Impl) {
   int err = 0;
   PCRE2_SIZE offset = 0;
-  impl_->code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
-                              PCRE2_UTF | PCRE2_UCP, &err, &offset, nullptr);
+  impl_->code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(), PCRE2_UTF | PCRE2_UCP, &err,
+                              &offset, nullptr);
   if (!impl_->code) {
     PCRE2_UCHAR msg[256];
     pcre2_get_error_message(err, msg, sizeof msg);
@@ -94,8 +102,7 @@ PreTokenizer::~PreTokenizer() = default;
 PreTokenizer::PreTokenizer(PreTokenizer&&) noexcept = default;
 PreTokenizer& PreTokenizer::operator=(PreTokenizer&&) noexcept = default;
 
-void PreTokenizer::split(std::string_view text,
-                         const std::function<void(std::string_view)>& on_piece) const {
+void PreTokenizer::split(std::string_view text, const std::function<void(std::string_view)>& on_piece) const {
   while (!text.empty()) {
     const size_t valid = valid_utf8_prefix(text);
     if (valid > 0) split_valid(text.substr(0, valid), on_piece);
@@ -105,15 +112,14 @@ void PreTokenizer::split(std::string_view text,
   }
 }
 
-void PreTokenizer::split_valid(std::string_view text,
-                               const std::function<void(std::string_view)>& on_piece) const {
+void PreTokenizer::split_valid(std::string_view text, const std::function<void(std::string_view)>& on_piece) const {
   MatchState& st = match_state();
   const auto* subject = reinterpret_cast<PCRE2_SPTR>(text.data());
   size_t pos = 0;
   while (pos < text.size()) {
-    const int rc = impl_->jit
-        ? pcre2_jit_match(impl_->code, subject, text.size(), pos, PCRE2_NO_UTF_CHECK, st.data, st.context)
-        : pcre2_match(impl_->code, subject, text.size(), pos, PCRE2_NO_UTF_CHECK, st.data, st.context);
+    const int rc =
+        impl_->jit ? pcre2_jit_match(impl_->code, subject, text.size(), pos, PCRE2_NO_UTF_CHECK, st.data, st.context)
+                   : pcre2_match(impl_->code, subject, text.size(), pos, PCRE2_NO_UTF_CHECK, st.data, st.context);
     size_t start = text.size(), end = text.size();
     if (rc >= 0) {
       const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(st.data);
@@ -123,7 +129,7 @@ void PreTokenizer::split_valid(std::string_view text,
       throw Error("tokenizer: regex match failed (PCRE2 error " + std::to_string(rc) + ")");
     }
     if (start > pos) on_piece(text.substr(pos, start - pos));  // text no alternative matched
-    if (end == start) {  // empty match: step one character to make progress
+    if (end == start) {                                        // empty match: step one character to make progress
       if (end >= text.size()) break;
       const size_t n = utf8_sequence_length(text, end);
       on_piece(text.substr(end, n));

@@ -10,9 +10,9 @@
 #include <cstring>
 #include <fstream>
 
+#include "ember/io/npy.h"
 #include "ember/util/error.h"
 #include "ember/util/files.h"
-#include "ember/io/npy.h"
 
 namespace ember {
 
@@ -24,9 +24,13 @@ constexpr const char* kNanoGptPrefix = "nanogpt:";
 // token and count; throws DataError naming the shard for anything else.
 size_t npy_token_layout(const uint8_t* p, size_t size, const std::string& name, int& bpt, int64_t& count) {
   const NpyHeader h = parse_npy_header(p, size, "shard '" + name + "'");
-  if (h.descr == "<u2") bpt = 2;
-  else if (h.descr == "<u4" || h.descr == "<i4") bpt = 4;
-  else throw DataError("shard '" + name + "': .npy dtype '" + h.descr + "' (expected little-endian uint16, uint32 or int32 tokens)");
+  if (h.descr == "<u2")
+    bpt = 2;
+  else if (h.descr == "<u4" || h.descr == "<i4")
+    bpt = 4;
+  else
+    throw DataError("shard '" + name + "': .npy dtype '" + h.descr +
+                    "' (expected little-endian uint16, uint32 or int32 tokens)");
   if (h.shape.size() != 1)
     throw DataError("shard '" + name + "': .npy shape has " + std::to_string(h.shape.size()) +
                     " dimensions (expected one)");
@@ -74,9 +78,8 @@ ShardFile::ShardFile(const std::filesystem::path& spec) : path_(spec) {
   const size_t want = offset + static_cast<size_t>(num_tokens_) * bytes_per_token_;
   if (num_tokens_ < 0 || want != map_bytes_) {
     unmap();
-    throw DataError("shard '" + name + "' is truncated or padded: header says " +
-                    std::to_string(num_tokens_) + " tokens (" + std::to_string(want) +
-                    " bytes), file has " + std::to_string(map_bytes_) + " bytes");
+    throw DataError("shard '" + name + "' is truncated or padded: header says " + std::to_string(num_tokens_) +
+                    " tokens (" + std::to_string(want) + " bytes), file has " + std::to_string(map_bytes_) + " bytes");
   }
   tokens_ = bytes + offset;
 }
@@ -84,8 +87,10 @@ ShardFile::ShardFile(const std::filesystem::path& spec) : path_(spec) {
 void ShardFile::read_llmc_header(const std::string& name) {
   int32_t header[kShardHeaderInts];
   std::memcpy(header, map_, sizeof(header));
-  if (header[0] == kShardMagicU16) bytes_per_token_ = 2;
-  else if (header[0] == kShardMagicU32) bytes_per_token_ = 4;
+  if (header[0] == kShardMagicU16)
+    bytes_per_token_ = 2;
+  else if (header[0] == kShardMagicU32)
+    bytes_per_token_ = 4;
   else
     throw DataError("shard '" + name + "' has bad magic " + std::to_string(header[0]) +
                     " (expected 20240520 for uint16 or 20240801 for uint32 tokens; a headerless nanoGPT"
@@ -143,8 +148,7 @@ void write_shard(const std::filesystem::path& path, const std::vector<uint32_t>&
   write_file_atomic(path, bytes);
 }
 
-std::vector<std::filesystem::path> resolve_shards(const std::vector<std::string>& specs,
-                                                  const std::string& key) {
+std::vector<std::filesystem::path> resolve_shards(const std::vector<std::string>& specs, const std::string& key) {
   namespace fs = std::filesystem;
   std::vector<fs::path> out;
   for (const auto& given : specs) {

@@ -14,13 +14,15 @@ fs::path staging_dir(const fs::path& out) { return out / ".incomplete"; }
 }  // namespace
 
 ShardWriter::ShardWriter(fs::path dir, std::string split, int64_t max_tokens, int64_t vocab)
-    : dir_(std::move(dir)), split_(std::move(split)), max_(max_tokens), vocab_(vocab),
+    : dir_(std::move(dir)),
+      split_(std::move(split)),
+      max_(max_tokens),
+      vocab_(vocab),
       counts_(static_cast<size_t>(vocab), 0) {}
 
 void ShardWriter::add(const std::vector<uint32_t>& ids, const std::string& where) {
   for (const uint32_t id : ids) {
-    if (id >= vocab_)
-      throw DataError(fmt::format("prepare: {}: token id {} >= vocabulary size {}", where, id, vocab_));
+    if (id >= vocab_) throw DataError(fmt::format("prepare: {}: token id {} >= vocabulary size {}", where, id, vocab_));
     ++counts_[id];
   }
   tokens_.insert(tokens_.end(), ids.begin(), ids.end());

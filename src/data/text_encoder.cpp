@@ -35,9 +35,10 @@ TokenizerSpec locate_tokenizer(const std::string& spec, const fs::path& manifest
     return resolve_tokenizer(spec);
   const fs::path beside = manifest.parent_path() / fs::path(spec).filename();
   if (fs::is_regular_file(beside)) return resolve_tokenizer(beside.string());
-  throw DataError(fmt::format("{}: the data was prepared with tokenizer '{}', which is not found (neither as given "
-                              "nor beside the manifest)",
-                              manifest.string(), spec));
+  throw DataError(
+      fmt::format("{}: the data was prepared with tokenizer '{}', which is not found (neither as given "
+                  "nor beside the manifest)",
+                  manifest.string(), spec));
 }
 
 }  // namespace
@@ -52,7 +53,8 @@ TextEncoder manifest_encoder(const fs::path& manifest) {
   const std::string kind = m.value("tokenizer", "");
   if (kind == "bytes") return TextEncoder::bytes();
   if (!m.contains("tokenizer_spec"))
-    throw DataError(manifest.string() + ": names no tokenizer (expected \"tokenizer\": \"bytes\" or a \"tokenizer_spec\")");
+    throw DataError(manifest.string() +
+                    ": names no tokenizer (expected \"tokenizer\": \"bytes\" or a \"tokenizer_spec\")");
   auto tok = std::make_shared<const Tokenizer>(locate_tokenizer(m["tokenizer_spec"].get<std::string>(), manifest));
   const std::string want = m.value("tokenizer_sha256", "");
   if (!want.empty() && tok->hash() != want)
@@ -66,9 +68,10 @@ TextEncoder dataset_encoder(const std::vector<std::string>& specs, const std::st
   const auto shards = resolve_shards(specs, key);
   const fs::path manifest = shards.front().parent_path() / "manifest.json";
   if (!fs::exists(manifest))
-    throw DataError(fmt::format("{}: no manifest.json beside '{}', so the tokenizer of this data is unknown; pass "
-                                "token shards instead of text",
-                                key, shards.front().string()));
+    throw DataError(
+        fmt::format("{}: no manifest.json beside '{}', so the tokenizer of this data is unknown; pass "
+                    "token shards instead of text",
+                    key, shards.front().string()));
   return manifest_encoder(manifest);
 }
 

@@ -83,8 +83,8 @@ std::vector<std::pair<std::string, uint32_t>> read_rank_file(const std::filesyst
     const size_t sp = line.find(' ');
     char* end = nullptr;
     const unsigned long long rank = sp == std::string::npos ? 0 : std::strtoull(line.c_str() + sp + 1, &end, 10);
-    if (sp == std::string::npos || end == line.c_str() + sp + 1 || *end != '\0' ||
-        rank >= kNoRank || !base64_decode(std::string_view(line).substr(0, sp), bytes))
+    if (sp == std::string::npos || end == line.c_str() + sp + 1 || *end != '\0' || rank >= kNoRank ||
+        !base64_decode(std::string_view(line).substr(0, sp), bytes))
       throw DataError("tokenizer: " + file.string() + ":" + std::to_string(lineno) +
                       ": expected 'base64(token bytes) rank'");
     ranks.emplace_back(bytes, static_cast<uint32_t>(rank));
@@ -180,8 +180,7 @@ void Tokenizer::merge_pairs(std::string_view piece, std::vector<uint32_t>& out) 
     rank[best] = pair_rank(best);
     if (best > 0) rank[best - 1] = pair_rank(best - 1);
   }
-  for (size_t i = 0; i + 1 < start.size(); ++i)
-    out.push_back(rank_of(piece.substr(start[i], start[i + 1] - start[i])));
+  for (size_t i = 0; i + 1 < start.size(); ++i) out.push_back(rank_of(piece.substr(start[i], start[i + 1] - start[i])));
 }
 
 // The same merge order for long pieces (e.g. whitespace runs) in O(n log n): a heap of candidate
@@ -236,8 +235,10 @@ void Tokenizer::encode_piece(std::string_view piece, std::vector<uint32_t>& out)
     return;
   }
   const size_t before = out.size();
-  if (piece.size() > kLongPiece) merge_pairs_long(piece, out);
-  else merge_pairs(piece, out);
+  if (piece.size() > kLongPiece)
+    merge_pairs_long(piece, out);
+  else
+    merge_pairs(piece, out);
   if (cache.map.size() >= kMaxCachedPieces) cache.map.clear();
   cache.map.emplace(key, std::vector<uint32_t>(out.begin() + long(before), out.end()));
 }
@@ -268,8 +269,8 @@ std::vector<uint32_t> Tokenizer::encode_with_specials(std::string_view text) con
     size_t best = std::string_view::npos, hit = 0;
     for (size_t k = 0; k < present.size(); ++k) {
       if (next_at[k] != std::string_view::npos && next_at[k] < pos) next_at[k] = text.find(*present[k].first, pos);
-      const bool longer = next_at[k] == best && best != std::string_view::npos &&
-                          present[k].first->size() > present[hit].first->size();
+      const bool longer =
+          next_at[k] == best && best != std::string_view::npos && present[k].first->size() > present[hit].first->size();
       if (next_at[k] < best || longer) best = next_at[k], hit = k;
     }
     if (best == std::string_view::npos) {
@@ -290,11 +291,11 @@ std::string Tokenizer::decode(const std::vector<uint32_t>& ids) const {
       text += id_to_bytes_[id];
       continue;
     }
-    const auto sp = std::find_if(spec_.specials.begin(), spec_.specials.end(),
-                                 [&](const auto& s) { return s.second == id; });
+    const auto sp =
+        std::find_if(spec_.specials.begin(), spec_.specials.end(), [&](const auto& s) { return s.second == id; });
     if (sp == spec_.specials.end())
-      throw DataError("tokenizer: token id " + std::to_string(id) + " is not in the vocabulary of '" +
-                      spec_.name + "' (size " + std::to_string(vocab_size_) + ")");
+      throw DataError("tokenizer: token id " + std::to_string(id) + " is not in the vocabulary of '" + spec_.name +
+                      "' (size " + std::to_string(vocab_size_) + ")");
     text += sp->first;
   }
   return text;

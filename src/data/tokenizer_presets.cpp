@@ -8,8 +8,7 @@
 
 namespace ember {
 
-const char* const kGpt2Pattern =
-    R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
+const char* const kGpt2Pattern = R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
 
 namespace {
 
@@ -23,10 +22,16 @@ const char* const kO200kPattern =
 
 // Llama 3: 128,000 ranks, then 256 specials; the named ones sit among reserved_special_token_i.
 std::map<std::string, uint32_t> llama3_specials() {
-  const std::vector<std::string> named = {"<|begin_of_text|>", "<|end_of_text|>",
-      "<|reserved_special_token_0|>", "<|reserved_special_token_1|>", "<|reserved_special_token_2|>",
-      "<|reserved_special_token_3|>", "<|start_header_id|>", "<|end_header_id|>",
-      "<|reserved_special_token_4|>", "<|eot_id|>"};
+  const std::vector<std::string> named = {"<|begin_of_text|>",
+                                          "<|end_of_text|>",
+                                          "<|reserved_special_token_0|>",
+                                          "<|reserved_special_token_1|>",
+                                          "<|reserved_special_token_2|>",
+                                          "<|reserved_special_token_3|>",
+                                          "<|start_header_id|>",
+                                          "<|end_header_id|>",
+                                          "<|reserved_special_token_4|>",
+                                          "<|eot_id|>"};
   std::map<std::string, uint32_t> s;
   uint32_t id = 128000;
   for (const auto& n : named) s[n] = id++;
@@ -43,8 +48,11 @@ TokenizerSpec builtin(const std::string& name) {
     s.n_vocab = name == "r50k_base" ? 50257 : 50281;
   } else if (name == "cl100k_base") {
     s.pattern = kCl100kPattern;
-    s.specials = {{"<|endoftext|>", 100257}, {"<|fim_prefix|>", 100258}, {"<|fim_middle|>", 100259},
-                  {"<|fim_suffix|>", 100260}, {"<|endofprompt|>", 100276}};
+    s.specials = {{"<|endoftext|>", 100257},
+                  {"<|fim_prefix|>", 100258},
+                  {"<|fim_middle|>", 100259},
+                  {"<|fim_suffix|>", 100260},
+                  {"<|endofprompt|>", 100276}};
   } else if (name == "o200k_base") {
     s.pattern = kO200kPattern;
     s.specials = {{"<|endoftext|>", 199999}, {"<|endofprompt|>", 200018}};
@@ -55,8 +63,7 @@ TokenizerSpec builtin(const std::string& name) {
   } else {
     std::string names;
     for (const auto& n : tokenizer_preset_names()) names += (names.empty() ? "" : ", ") + n;
-    throw UsageError("tokenizer: unknown preset '" + name + "' (expected one of " + names +
-                     ", or a rank file path)");
+    throw UsageError("tokenizer: unknown preset '" + name + "' (expected one of " + names + ", or a rank file path)");
   }
   return s;
 }
@@ -78,15 +85,13 @@ TokenizerSpec tokenizer_preset(const std::string& name) {
   s.ranks_file = tokenizer_cache_dir() / (name + ".tiktoken");
   if (!std::filesystem::is_regular_file(s.ranks_file))
     throw DataError("tokenizer: preset '" + name + "' needs its rank file at " + s.ranks_file.string() +
-                    " (run scripts/setup.sh, or set EMBER_TOKENIZER_DIR to a folder holding " + name +
-                    ".tiktoken)");
+                    " (run scripts/setup.sh, or set EMBER_TOKENIZER_DIR to a folder holding " + name + ".tiktoken)");
   return s;
 }
 
 TokenizerSpec resolve_tokenizer(const std::string& preset_or_file) {
   const auto names = tokenizer_preset_names();
-  if (std::find(names.begin(), names.end(), preset_or_file) != names.end())
-    return tokenizer_preset(preset_or_file);
+  if (std::find(names.begin(), names.end(), preset_or_file) != names.end()) return tokenizer_preset(preset_or_file);
   const std::filesystem::path file(preset_or_file);
   if (!std::filesystem::is_regular_file(file)) builtin(preset_or_file);  // throws: unknown preset
   TokenizerSpec s;
@@ -99,8 +104,7 @@ TokenizerSpec resolve_tokenizer(const std::string& preset_or_file) {
       const auto j = nlohmann::json::parse(read_text_file(sidecar));
       s.pattern = j.value("pat_str", s.pattern);
       const auto specials = j.value("special_tokens", nlohmann::json::object());
-      for (const auto& [k, v] : specials.items())
-        s.specials[k] = v.get<uint32_t>();
+      for (const auto& [k, v] : specials.items()) s.specials[k] = v.get<uint32_t>();
       s.n_vocab = j.value("n_vocab", int64_t(0));
     } catch (const nlohmann::json::exception& e) {
       throw DataError("tokenizer: " + sidecar.string() + ": " + e.what());

@@ -10,9 +10,7 @@ at::Tensor row_cosines(const at::Tensor& a, const at::Tensor& b) {
 }
 }  // namespace
 
-double mean_row_cosine(const at::Tensor& a, const at::Tensor& b) {
-  return row_cosines(a, b).mean().item<double>();
-}
+double mean_row_cosine(const at::Tensor& a, const at::Tensor& b) { return row_cosines(a, b).mean().item<double>(); }
 
 AlignmentResult residual_alignment(LanguageModel& model, BatchLoader& loader, int64_t batches) {
   at::NoGradGuard no_grad;

@@ -6,8 +6,8 @@
 
 namespace ember {
 
-EvalResult evaluate_perplexity(LanguageModel& model, BatchLoader& loader, int64_t batches,
-                               at::Device device, bool bf16) {
+EvalResult evaluate_perplexity(LanguageModel& model, BatchLoader& loader, int64_t batches, at::Device device,
+                               bool bf16) {
   at::NoGradGuard no_grad;
   AutocastScope autocast(device, bf16);
   const auto saved = loader.state();

@@ -19,8 +19,10 @@ at::ScalarType dtype_of(const std::string& descr, const std::string& where) {
       {"<i4", at::kInt},  {"<i2", at::kShort}, {"|i1", at::kChar},   {"|u1", at::kByte}};
   const auto it = table.find(descr);
   if (it == table.end())
-    throw DataError(fmt::format("{}: unsupported .npy dtype '{}' (expected little-endian <f2, <f4, "
-                                "<f8 or an integer type)", where, descr));
+    throw DataError(
+        fmt::format("{}: unsupported .npy dtype '{}' (expected little-endian <f2, <f4, "
+                    "<f8 or an integer type)",
+                    where, descr));
   return it->second;
 }
 
@@ -28,8 +30,7 @@ at::ScalarType dtype_of(const std::string& descr, const std::string& where) {
 std::string field(const std::string& header, const std::string& key, const std::string& where) {
   const std::regex re("'" + key + "'\\s*:\\s*('[^']*'|True|False|\\([^)]*\\))");
   std::smatch m;
-  if (!std::regex_search(header, m, re))
-    throw DataError(fmt::format("{}: .npy header lacks '{}'", where, key));
+  if (!std::regex_search(header, m, re)) throw DataError(fmt::format("{}: .npy header lacks '{}'", where, key));
   return m[1].str();
 }
 
@@ -83,8 +84,8 @@ at::Tensor load_npy(const std::filesystem::path& path) {
   const auto bytes = static_cast<std::streamsize>(t.numel() * t.element_size());
   f.read(static_cast<char*>(t.data_ptr()), bytes);
   if (f.gcount() != bytes)
-    throw DataError(fmt::format("{}: .npy data is truncated ({} of {} bytes for shape ({}))", where,
-                                f.gcount(), bytes, fmt::join(shape, ", ")));
+    throw DataError(fmt::format("{}: .npy data is truncated ({} of {} bytes for shape ({}))", where, f.gcount(), bytes,
+                                fmt::join(shape, ", ")));
   if (h.fortran_order) {  // column-major data: the bytes are the transpose in row-major order
     std::vector<int64_t> perm(shape.size());
     for (size_t i = 0; i < perm.size(); ++i) perm[i] = static_cast<int64_t>(perm.size() - 1 - i);

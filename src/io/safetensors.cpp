@@ -13,10 +13,9 @@ namespace {
 
 const std::map<std::string, at::ScalarType>& dtype_table() {
   static const std::map<std::string, at::ScalarType> table = {
-      {"F64", at::kDouble}, {"F32", at::kFloat},  {"F16", at::kHalf}, {"BF16", at::kBFloat16},
-      {"I64", at::kLong},   {"I32", at::kInt},    {"I16", at::kShort}, {"I8", at::kChar},
-      {"U8", at::kByte},    {"BOOL", at::kBool}, {"U16", at::kUInt16}, {"U32", at::kUInt32},
-      {"U64", at::kUInt64}};
+      {"F64", at::kDouble}, {"F32", at::kFloat},  {"F16", at::kHalf},  {"BF16", at::kBFloat16}, {"I64", at::kLong},
+      {"I32", at::kInt},    {"I16", at::kShort},  {"I8", at::kChar},   {"U8", at::kByte},       {"BOOL", at::kBool},
+      {"U16", at::kUInt16}, {"U32", at::kUInt32}, {"U64", at::kUInt64}};
   return table;
 }
 
@@ -55,8 +54,7 @@ void save_safetensors(const std::filesystem::path& path, const TensorMap& tensor
   std::string out(reinterpret_cast<const char*>(&n), 8);  // little-endian host (x86_64, aarch64)
   out += json;
   out.reserve(out.size() + offset);
-  for (const auto& c : contiguous)
-    out.append(static_cast<const char*>(c.data_ptr()), c.numel() * c.element_size());
+  for (const auto& c : contiguous) out.append(static_cast<const char*>(c.data_ptr()), c.numel() * c.element_size());
   write_file_atomic(path, out);
 }
 
@@ -87,7 +85,8 @@ SafetensorsHeader parse_header(const std::string& json_text, size_t data_start, 
     size_t want = c10::elementSize(e.dtype);
     for (int64_t n : e.shape) want *= static_cast<size_t>(n);
     if (offs.size() != 2 || offs[1] < offs[0] || offs[1] - offs[0] != want || offs[1] > data_size)
-      throw CheckpointError(where + ": tensor '" + name + "' has data offsets outside the file or "
+      throw CheckpointError(where + ": tensor '" + name +
+                            "' has data offsets outside the file or "
                             "inconsistent with its shape (truncated?)");
     e.begin = offs[0];
     e.end = offs[1];
@@ -106,8 +105,7 @@ uint64_t header_length(const char* first8, size_t file_size, const std::string& 
 
 }  // namespace
 
-TensorMap load_safetensors(const std::filesystem::path& path,
-                           std::map<std::string, std::string>* metadata) {
+TensorMap load_safetensors(const std::filesystem::path& path, std::map<std::string, std::string>* metadata) {
   const std::string where = path.string();
   const std::string bytes = read_text_file(path);
   const uint64_t n = header_length(bytes.data(), bytes.size(), where);
@@ -142,8 +140,8 @@ at::Tensor load_safetensors_tensor(const std::filesystem::path& path, const std:
   if (it == header.tensors.end()) {
     std::string have;
     for (const auto& [other, e] : header.tensors) have += (have.empty() ? "" : ", ") + other;
-    throw CheckpointError(path.string() + ": no tensor '" + name + "' (the file has: " +
-                          (have.size() > 300 ? have.substr(0, 300) + ", ..." : have) + ")");
+    throw CheckpointError(path.string() + ": no tensor '" + name +
+                          "' (the file has: " + (have.size() > 300 ? have.substr(0, 300) + ", ..." : have) + ")");
   }
   const auto& e = it->second;
   auto t = at::empty(e.shape, at::TensorOptions().dtype(e.dtype));

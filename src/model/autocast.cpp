@@ -4,8 +4,7 @@
 
 namespace ember {
 
-AutocastScope::AutocastScope(at::Device device, bool enabled)
-    : type_(device.type()), enabled_(enabled) {
+AutocastScope::AutocastScope(at::Device device, bool enabled) : type_(device.type()), enabled_(enabled) {
   if (!enabled_) return;
   was_enabled_ = at::autocast::is_autocast_enabled(type_);
   at::autocast::set_autocast_dtype(type_, at::kBFloat16);

@@ -21,8 +21,8 @@ at::Tensor Block::forward(const at::Tensor& x, const Rope& rope, BlockTrace* tra
 
 double Block::forward_flops_per_token(int64_t seq_len) const {
   double matmul = 0;
-  for (const auto* part : {static_cast<const torch::nn::Module*>(mixer_.get()),
-                           static_cast<const torch::nn::Module*>(mlp_.get())})
+  for (const auto* part :
+       {static_cast<const torch::nn::Module*>(mixer_.get()), static_cast<const torch::nn::Module*>(mlp_.get())})
     for (const auto& p : part->parameters())
       if (p.dim() >= 2) matmul += static_cast<double>(p.numel());
   return 2.0 * matmul + static_cast<double>(mixer_->extra_flops_per_token(seq_len));

@@ -1,9 +1,9 @@
 #include "ember/model/embedding.h"
 
+#include "ember/config/kind_table.h"
 #include "ember/model/embedding_baselines.h"
 #include "ember/model/lev.h"
 #include "ember/model/table_embedding.h"
-#include "ember/config/kind_table.h"
 
 namespace ember {
 namespace {
@@ -26,22 +26,25 @@ std::vector<EmbeddingKind> build_table() {
   return {
       {.name = "tied",
        .description = "a V x D table, shared with the output head",
-       .make = [](const EmbeddingContext& c) {
-         return std::make_shared<TableEmbedding>(c.vocab_size, c.d_model, c.init_std, true);
-       }},
+       .make =
+           [](const EmbeddingContext& c) {
+             return std::make_shared<TableEmbedding>(c.vocab_size, c.d_model, c.init_std, true);
+           }},
       {.name = "untied",
        .description = "a V x D input table and a separate dense V x D output head",
-       .make = [](const EmbeddingContext& c) {
-         return std::make_shared<TableEmbedding>(c.vocab_size, c.d_model, c.init_std, false);
-       }},
+       .make =
+           [](const EmbeddingContext& c) {
+             return std::make_shared<TableEmbedding>(c.vocab_size, c.d_model, c.init_std, false);
+           }},
       {.name = "albert",
        .description = "ALBERT factorisation A[i] P (V x m, m x D) sized to P_LEV; dense head",
        .default_options = default_kind_options<AlbertConfig>,
        .reads = {"lev"},  // sized to P_LEV of the lev section
-       .make = [](const EmbeddingContext& c) {
-         const int64_t m = albert_dim(c.config.get<AlbertConfig>(), c.vocab_size, c.d_model, lev_budget(c));
-         return std::make_shared<AlbertEmbedding>(c.vocab_size, c.d_model, m, c.init_std);
-       },
+       .make =
+           [](const EmbeddingContext& c) {
+             const int64_t m = albert_dim(c.config.get<AlbertConfig>(), c.vocab_size, c.d_model, lev_budget(c));
+             return std::make_shared<AlbertEmbedding>(c.vocab_size, c.d_model, m, c.init_std);
+           },
        .budget = lev_budget,
        .budget_step = [](const EmbeddingContext& c) { return c.vocab_size + c.d_model; }},  // one more m
       {.name = "flat_mlp",
@@ -61,9 +64,10 @@ std::vector<EmbeddingKind> build_table() {
       {.name = "lev",
        .description = "LEV generator (Leviathan): codebooks -> per-head B-spline rank-r product; dense head",
        .default_options = default_kind_options<LevConfig>,
-       .make = [](const EmbeddingContext& c) {
-         return std::make_shared<LevEmbedding>(c.vocab_size, c.d_model, c.config.get<LevConfig>());
-       },
+       .make =
+           [](const EmbeddingContext& c) {
+             return std::make_shared<LevEmbedding>(c.vocab_size, c.d_model, c.config.get<LevConfig>());
+           },
        .budget = lev_budget},
   };
 }
@@ -80,7 +84,9 @@ KindSections embedding_kind_options() { return kind_default_options(embedding_ki
 std::vector<std::string> embedding_sections_used(const std::string& kind) {
   return kind_sections_used(embedding_kinds(), kind);
 }
-const EmbeddingKind& embedding_kind(const std::string& name) { return find_kind(embedding_kinds(), name, "model.embedding.kind"); }
+const EmbeddingKind& embedding_kind(const std::string& name) {
+  return find_kind(embedding_kinds(), name, "model.embedding.kind");
+}
 
 at::Tensor Embedding::materialize(int64_t chunk) {
   torch::NoGradGuard no_grad;

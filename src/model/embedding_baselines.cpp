@@ -20,7 +20,8 @@ void FactoredMlpConfig::fields(FieldVisitor& v) { v.field("hidden", hidden, Boun
 
 int64_t albert_dim(const AlbertConfig& cfg, int64_t vocab, int64_t dim, int64_t budget) {
   if (cfg.dim > 0) return cfg.dim;
-  return std::max<int64_t>(1, std::llround(static_cast<double>(budget) / static_cast<double>(vocab + dim)));  // P = m (V + D)
+  return std::max<int64_t>(
+      1, std::llround(static_cast<double>(budget) / static_cast<double>(vocab + dim)));  // P = m (V + D)
 }
 
 namespace {
@@ -30,9 +31,10 @@ int64_t matched_hidden(int64_t set, const char* key, int64_t table, int64_t m, i
   if (set > 0) return set;
   const int64_t hidden = std::llround(static_cast<double>(budget - table - dim) / static_cast<double>(m + 1 + dim));
   if (hidden < 1)
-    throw ConfigError(fmt::format("{}: the input side cannot match the budget of {} parameters (its seed table "
-                                  "alone has {}); set it explicitly",
-                                  key, budget, table));
+    throw ConfigError(
+        fmt::format("{}: the input side cannot match the budget of {} parameters (its seed table "
+                    "alone has {}); set it explicitly",
+                    key, budget, table));
   return hidden;
 }
 
@@ -40,14 +42,16 @@ int64_t matched_hidden(int64_t set, const char* key, int64_t table, int64_t m, i
 
 MlpEmbeddingShape flat_mlp_shape(const FlatMlpConfig& cfg, int64_t vocab, int64_t dim, int64_t budget) {
   MlpEmbeddingShape s{vocab, dim};
-  s.seed_dim = cfg.seed_dim > 0 ? cfg.seed_dim
-                                : std::max<int64_t>(1, std::llround(static_cast<double>(budget) / (2.0 * vocab)));  // half to the table
+  s.seed_dim =
+      cfg.seed_dim > 0
+          ? cfg.seed_dim
+          : std::max<int64_t>(1, std::llround(static_cast<double>(budget) / (2.0 * vocab)));  // half to the table
   s.hidden = matched_hidden(cfg.hidden, "model.embedding.flat_mlp.hidden", vocab * s.seed_dim, s.seed_dim, dim, budget);
   return s;
 }
 
-MlpEmbeddingShape factored_mlp_shape(const FactoredMlpConfig& cfg, const LevConfig& lev, int64_t vocab,
-                                     int64_t dim, int64_t budget) {
+MlpEmbeddingShape factored_mlp_shape(const FactoredMlpConfig& cfg, const LevConfig& lev, int64_t vocab, int64_t dim,
+                                     int64_t budget) {
   MlpEmbeddingShape s{vocab, dim, lev.d_seed};
   s.digits = lev.k;
   s.base = lev_base(vocab, lev.k);

@@ -2,8 +2,8 @@
 
 #include <cmath>
 
-#include "ember/model/init.h"
 #include "ember/model/autocast.h"
+#include "ember/model/init.h"
 #include "ember/util/error.h"
 #include "kernels/lev_spline.h"
 
@@ -40,8 +40,7 @@ int64_t lev_base(int64_t vocab, int64_t k) {
 
 int64_t lev_parameter_count(int64_t vocab, int64_t dim, const LevConfig& c) {
   const int64_t ds = c.d_seed;
-  return c.k * lev_base(vocab, c.k) * ds +
-         c.heads * (ds * ds + 2 * ds + ds * c.knots * c.rank + c.rank * dim) +
+  return c.k * lev_base(vocab, c.k) * ds + c.heads * (ds * ds + 2 * ds + ds * c.knots * c.rank + c.rank * dim) +
          (c.learnable_knot_scale ? c.heads * ds : 0);
 }
 
@@ -69,8 +68,9 @@ LevEmbedding::LevEmbedding(int64_t vocab, int64_t dim, const LevConfig& cfg)
     : vocab_(vocab), dim_(dim), base_(lev_base(vocab, cfg.k)), cfg_(cfg) {
   const int64_t h = cfg.heads, ds = cfg.d_seed;
   if (cfg.learnable_knot_scale && cfg.impl == LevImpl::fused)
-    throw ConfigError("model.embedding.lev.learnable_knot_scale needs model.embedding.lev.impl = reference "
-                      "(the fused kernels assume the fixed knot grid)");
+    throw ConfigError(
+        "model.embedding.lev.learnable_knot_scale needs model.embedding.lev.impl = reference "
+        "(the fused kernels assume the fixed knot grid)");
   codebooks_ = register_parameter("codebooks", normal_parameter({cfg.k, base_, ds}, 0.02));
   seed_proj_ = register_parameter("seed_proj", normal_parameter({h, ds, ds}, 0.02));
   ln_weight_ = register_parameter("ln_weight", ones_parameter({h, ds}));
@@ -83,17 +83,17 @@ LevEmbedding::LevEmbedding(int64_t vocab, int64_t dim, const LevConfig& cfg)
 }
 
 at::Tensor LevEmbedding::squashed_seeds(const at::Tensor& ids) {
-  auto z = compositional_seed(codebooks_, ids, base_);                   // [N, d_s]
-  auto s = at::einsum("nd,hed->nhe", {z, seed_proj_});                   // W_seed_l z, [N, h, d_s]
+  auto z = compositional_seed(codebooks_, ids, base_);                               // [N, d_s]
+  auto s = at::einsum("nd,hed->nhe", {z, seed_proj_});                               // W_seed_l z, [N, h, d_s]
   auto ln = at::layer_norm(s, {cfg_.d_seed}, {}, {}, 1e-5) * ln_weight_ + ln_bias_;  // LayerNorm_l
-  return at::sigmoid(cfg_.squash == LevSquash::sigmoid_half_ln ? 0.5 * ln : ln);  // u_l in [0, 1]^{d_s}
+  return at::sigmoid(cfg_.squash == LevSquash::sigmoid_half_ln ? 0.5 * ln : ln);     // u_l in [0, 1]^{d_s}
 }
 
 at::Tensor LevEmbedding::generate(const at::Tensor& ids) {
   NoAutocastScope fp32(ids.device());  // basis and product always in fp32 (step 8)
   auto u = squashed_seeds(ids);
   auto M = cfg_.impl == LevImpl::fused ? lev::spline_product(u, spline_, cfg_.normalize_basis)
-                                : lev::spline_product_reference(u, spline_, cfg_.normalize_basis, knot_scale_);
+                                       : lev::spline_product_reference(u, spline_, cfg_.normalize_basis, knot_scale_);
   return at::matmul(M.reshape({M.size(0), -1}), out_proj_);  // E(i) = sum_l M_l W_out_l  (step 7)
 }
 

@@ -20,9 +20,7 @@ LanguageModel::LanguageModel(const ModelConfig& cfg)
                 ->register_parameter("weight", normal_parameter({cfg.vocab_size, cfg.d_model}, cfg.init_std));
 }
 
-at::Tensor LanguageModel::head_weight() const {
-  return head_.defined() ? head_ : embedding_->tied_table();
-}
+at::Tensor LanguageModel::head_weight() const { return head_.defined() ? head_ : embedding_->tied_table(); }
 
 at::Tensor LanguageModel::hidden(const at::Tensor& ids) {
   auto x = embedding_->forward(ids);
@@ -44,8 +42,7 @@ at::Tensor LanguageModel::forward(const at::Tensor& ids) {
 
 at::Tensor LanguageModel::loss(const at::Tensor& ids, const at::Tensor& targets) {
   auto logits = forward(ids);
-  return at::cross_entropy_loss(logits.reshape({-1, logits.size(-1)}).to(at::kFloat),
-                                targets.reshape({-1}));
+  return at::cross_entropy_loss(logits.reshape({-1, logits.size(-1)}).to(at::kFloat), targets.reshape({-1}));
 }
 
 void LanguageModel::set_attention_impl(AttentionImpl impl) {

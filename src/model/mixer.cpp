@@ -2,9 +2,9 @@
 
 #include <cmath>
 
+#include "ember/config/kind_table.h"
 #include "ember/model/mixers/attention.h"
 #include "ember/model/mixers/short_conv.h"
-#include "ember/config/kind_table.h"
 
 namespace ember {
 namespace {
@@ -15,16 +15,18 @@ std::vector<MixerKind> build_table() {
       {.name = "attention",
        .description = "causal softmax attention with RoPE and GQA",
        .default_options = default_kind_options<AttentionConfig>,
-       .make = [](const MixerContext& c) {
-         return std::make_shared<Attention>(c, c.config.get<AttentionConfig>().impl, Gate::none);
-       }},
+       .make =
+           [](const MixerContext& c) {
+             return std::make_shared<Attention>(c, c.config.get<AttentionConfig>().impl, Gate::none);
+           }},
       {.name = "gated_attention",
        .description = "attention with a sigmoid gate on each head's output before W_O (G1)",
        .default_options = default_kind_options<GatedAttentionConfig>,
-       .make = [](const MixerContext& c) {
-         const auto& o = c.config.get<GatedAttentionConfig>();
-         return std::make_shared<Attention>(c, o.impl, o.gate);
-       }},
+       .make =
+           [](const MixerContext& c) {
+             const auto& o = c.config.get<GatedAttentionConfig>();
+             return std::make_shared<Attention>(c, o.impl, o.gate);
+           }},
       {.name = "short_conv",
        .description = "a causal depthwise convolution over the last k tokens, no attention (a local-mixing control)",
        .default_options = default_kind_options<ShortConvConfig>,
@@ -41,12 +43,14 @@ const std::vector<MixerKind>& mixer_kinds() {
 
 std::vector<std::string> mixer_kind_names() { return kind_names(mixer_kinds()); }
 KindSections mixer_kind_options() { return kind_default_options(mixer_kinds()); }
-std::vector<std::string> mixer_sections_used(const std::string& kind) { return kind_sections_used(mixer_kinds(), kind); }
+std::vector<std::string> mixer_sections_used(const std::string& kind) {
+  return kind_sections_used(mixer_kinds(), kind);
+}
 const MixerKind& mixer_kind(const std::string& name) { return find_kind(mixer_kinds(), name, "model.mixer.kind"); }
 
 MixerContext mixer_context(const ModelConfig& cfg, int64_t layer) {
   const double out_std = cfg.scale_residual_init ? cfg.init_std / std::sqrt(2.0 * cfg.n_layers) : cfg.init_std;
-  return MixerContext{cfg.d_model, cfg.n_heads,     cfg.kv_heads(), cfg.head_dim(), layer,
+  return MixerContext{cfg.d_model,  cfg.n_heads,     cfg.kv_heads(), cfg.head_dim(), layer,
                       cfg.n_layers, cfg.max_seq_len, cfg.init_std,   out_std,        cfg.mixer};
 }
 

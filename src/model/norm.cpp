@@ -3,13 +3,9 @@
 
 namespace ember {
 
-RMSNorm::RMSNorm(int64_t dim, double eps) : eps_(eps) {
-  weight_ = register_parameter("weight", ones_parameter({dim}));
-}
+RMSNorm::RMSNorm(int64_t dim, double eps) : eps_(eps) { weight_ = register_parameter("weight", ones_parameter({dim})); }
 
-at::Tensor RMSNorm::forward(const at::Tensor& x) {
-  return at::rms_norm(x, {x.size(-1)}, weight_, eps_);
-}
+at::Tensor RMSNorm::forward(const at::Tensor& x) { return at::rms_norm(x, {x.size(-1)}, weight_, eps_); }
 
 at::Tensor RMSNorm::reference(const at::Tensor& x) {
   auto xf = x.to(at::kDouble);

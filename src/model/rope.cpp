@@ -16,8 +16,8 @@ Rope::Rope(int64_t head_dim, int64_t max_seq_len, double base) {
 at::Tensor Rope::apply(const at::Tensor& x, int64_t offset) const {
   const int64_t T = x.size(-2), half = x.size(-1) / 2;
   if (offset + T > cos_.size(0))
-    throw Error("sequence of length " + std::to_string(offset + T) + " exceeds model.max_seq_len = " +
-                std::to_string(cos_.size(0)));
+    throw Error("sequence of length " + std::to_string(offset + T) +
+                " exceeds model.max_seq_len = " + std::to_string(cos_.size(0)));
   auto cos = cos_.narrow(0, offset, T).to(x.scalar_type());
   auto sin = sin_.narrow(0, offset, T).to(x.scalar_type());
   auto xa = x.narrow(-1, 0, half), xb = x.narrow(-1, half, half);

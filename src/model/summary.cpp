@@ -22,8 +22,13 @@ ModelSummary summarize_model(const ModelConfig& cfg, int64_t seq_len) {
   s.embedding_kind = cfg.embedding.kind, s.mixer = cfg.mixer.kind, s.taper = enum_name(cfg.mlp.taper.schedule);
   for (size_t l = 0; l < model.blocks().size(); ++l) {
     auto& b = *model.blocks()[l];
-    LayerSummary layer{static_cast<int64_t>(l), cfg.mixer.kind, b.mlp().d_ff(), count(b.mixer().parameters()),
-                       count(b.mlp().parameters()), count(b.parameters()), b.forward_flops_per_token(seq_len)};
+    LayerSummary layer{static_cast<int64_t>(l),
+                       cfg.mixer.kind,
+                       b.mlp().d_ff(),
+                       count(b.mixer().parameters()),
+                       count(b.mlp().parameters()),
+                       count(b.parameters()),
+                       b.forward_flops_per_token(seq_len)};
     s.body_params += layer.params;
     s.layers.push_back(layer);
   }
@@ -38,16 +43,29 @@ ModelSummary summarize_model(const ModelConfig& cfg, int64_t seq_len) {
 nlohmann::json ModelSummary::to_json() const {
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& l : layers)
-    rows.push_back({{"layer", l.layer}, {"mixer", l.mixer}, {"d_ff", l.d_ff}, {"mixer_params", l.mixer_params},
-                    {"mlp_params", l.mlp_params}, {"params", l.params}, {"fwd_flops_per_token", l.fwd_flops_per_token}});
-  nlohmann::json out = {{"vocab_size", vocab_size}, {"d_model", d_model}, {"embedding_kind", embedding_kind},
-                        {"mixer", mixer}, {"taper", taper}, {"seq_len", seq_len}, {"layers", rows},
-                        {"embedding_params", embedding_params}, {"body_params", body_params},
-                        {"head_params", head_params}, {"total_params", total_params},
+    rows.push_back({{"layer", l.layer},
+                    {"mixer", l.mixer},
+                    {"d_ff", l.d_ff},
+                    {"mixer_params", l.mixer_params},
+                    {"mlp_params", l.mlp_params},
+                    {"params", l.params},
+                    {"fwd_flops_per_token", l.fwd_flops_per_token}});
+  nlohmann::json out = {{"vocab_size", vocab_size},
+                        {"d_model", d_model},
+                        {"embedding_kind", embedding_kind},
+                        {"mixer", mixer},
+                        {"taper", taper},
+                        {"seq_len", seq_len},
+                        {"layers", rows},
+                        {"embedding_params", embedding_params},
+                        {"body_params", body_params},
+                        {"head_params", head_params},
+                        {"total_params", total_params},
                         {"train_flops_per_token", train_flops_per_token}};
   if (embedding_budget) {
     out["lev_budget_params"] = embedding_budget->params;
-    out["embedding_vs_lev"] = static_cast<double>(embedding_params) / static_cast<double>(embedding_budget->params) - 1.0;
+    out["embedding_vs_lev"] =
+        static_cast<double>(embedding_params) / static_cast<double>(embedding_budget->params) - 1.0;
     out["embedding_step"] = embedding_budget->step;
   }
   return out;

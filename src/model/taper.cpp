@@ -1,8 +1,8 @@
 #include "ember/model/taper.h"
 
-#include <cmath>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <cmath>
 #include <numeric>
 
 #include "ember/util/error.h"
@@ -19,9 +19,10 @@ double logistic(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 void check_positive(const std::vector<int64_t>& w, const TaperConfig& cfg) {
   for (size_t l = 0; l < w.size(); ++l)
     if (w[l] <= 0)
-      throw ConfigError(fmt::format("{}: schedule {} with start = {}, end = {} makes layer {} width {} "
-                                    "(<= 0); raise end or multiple_of granularity",
-                                    kKey, enum_name(cfg.schedule), cfg.start, cfg.end, l, w[l]));
+      throw ConfigError(
+          fmt::format("{}: schedule {} with start = {}, end = {} makes layer {} width {} "
+                      "(<= 0); raise end or multiple_of granularity",
+                      kKey, enum_name(cfg.schedule), cfg.start, cfg.end, l, w[l]));
 }
 
 std::vector<int64_t> group_widths(const TaperConfig& cfg, int64_t L, int64_t d_base) {
@@ -30,15 +31,16 @@ std::vector<int64_t> group_widths(const TaperConfig& cfg, int64_t L, int64_t d_b
     throw ConfigError(fmt::format("{}.groups: {} groups do not divide n_layers = {}", kKey, n, L));
   const double mean = std::accumulate(cfg.groups.begin(), cfg.groups.end(), 0.0) / n;
   if (std::abs(mean - 1.0) > 1e-9)
-    throw ConfigError(fmt::format("{}.groups: factors [{}] average {}, not 1 (the budget would change)",
-                                  kKey, fmt::join(cfg.groups, ", "), mean));
+    throw ConfigError(fmt::format("{}.groups: factors [{}] average {}, not 1 (the budget would change)", kKey,
+                                  fmt::join(cfg.groups, ", "), mean));
   std::vector<int64_t> w;
   for (int64_t l = 0; l < L; ++l) w.push_back(round_to(cfg.groups[l / (L / n)] * d_base, cfg.multiple_of));
   const int64_t total = std::accumulate(w.begin(), w.end(), int64_t{0});
   if (total != L * d_base)
-    throw ConfigError(fmt::format("{}.groups: factors [{}] times d_ff = {} rounded to multiple_of = {} "
-                                  "give total width {} instead of {}",
-                                  kKey, fmt::join(cfg.groups, ", "), d_base, cfg.multiple_of, total, L * d_base));
+    throw ConfigError(
+        fmt::format("{}.groups: factors [{}] times d_ff = {} rounded to multiple_of = {} "
+                    "give total width {} instead of {}",
+                    kKey, fmt::join(cfg.groups, ", "), d_base, cfg.multiple_of, total, L * d_base));
   return w;
 }
 
@@ -46,7 +48,7 @@ std::vector<int64_t> group_widths(const TaperConfig& cfg, int64_t L, int64_t d_b
 
 double taper_profile(const TaperConfig& cfg, double t) {
   switch (cfg.schedule) {
-    case TaperSchedule::linear: return 1.0 - t;                            // f(t) = 1 - t
+    case TaperSchedule::linear: return 1.0 - t;                           // f(t) = 1 - t
     case TaperSchedule::cosine: return (1.0 + std::cos(M_PI * t)) / 2.0;  // f(t) = (1 + cos(pi t)) / 2
     case TaperSchedule::sigmoid: {  // f(t) = (s(-k(t-1/2)) - s(-k/2)) / (s(k/2) - s(-k/2))
       const double k = cfg.steepness;
@@ -67,8 +69,10 @@ std::vector<int64_t> taper_widths(const TaperConfig& cfg, int64_t L, int64_t d_b
     return w;
   }
   if (std::abs(cfg.start + cfg.end - 2.0) > 1e-9)
-    throw ConfigError(fmt::format("{}: start = {} and end = {} must sum to 2 for the {} schedule to keep "
-                                  "the uniform budget", kKey, cfg.start, cfg.end, enum_name(cfg.schedule)));
+    throw ConfigError(
+        fmt::format("{}: start = {} and end = {} must sum to 2 for the {} schedule to keep "
+                    "the uniform budget",
+                    kKey, cfg.start, cfg.end, enum_name(cfg.schedule)));
   const double d_start = cfg.start * d_base, d_end = cfg.end * d_base;
   std::vector<int64_t> w(static_cast<size_t>(L), d_base);  // an odd middle layer keeps d_base
   for (int64_t l = 0; l < L / 2; ++l) {

@@ -27,8 +27,8 @@ void AdamW::step(double lr) {
     if (p.empty()) continue;
     at::NoGradGuard no_grad;
     at::_foreach_add_(s, 1.0);  // the fused kernel reads the already-incremented step
-    at::_fused_adamw_(p, g, m, v, {}, s, lr, cfg_.beta1, cfg_.beta2,
-                      decay ? cfg_.weight_decay : 0.0, cfg_.eps, false, false);
+    at::_fused_adamw_(p, g, m, v, {}, s, lr, cfg_.beta1, cfg_.beta2, decay ? cfg_.weight_decay : 0.0, cfg_.eps, false,
+                      false);
   }
   ++steps_;
 }
@@ -80,8 +80,7 @@ double clip_grad_norm(const std::vector<at::Tensor>& params, double max_norm) {
   at::NoGradGuard no_grad;
   auto norms = at::_foreach_norm(grads, 2, at::kFloat);
   const double total = at::stack(norms).to(at::kDouble).norm().item<double>();
-  if (max_norm > 0.0 && std::isfinite(total) && total > max_norm)
-    at::_foreach_mul_(grads, max_norm / (total + 1e-6));
+  if (max_norm > 0.0 && std::isfinite(total) && total > max_norm) at::_foreach_mul_(grads, max_norm / (total + 1e-6));
   return total;
 }
 

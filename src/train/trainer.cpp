@@ -1,7 +1,7 @@
 #include "ember/train/trainer.h"
 
-#include "ember/util/log.h"
 #include <torch/cuda.h>
+#include "ember/util/log.h"
 
 #include <cmath>
 
@@ -53,7 +53,7 @@ void Trainer::open_data() {
 
 void Trainer::open_run_dir() {
   lock_ = std::make_unique<RunLock>(run_dir_);  // before anything in the run directory changes
-  log::add_file_sink(run_dir_ / "train.log");    // every console line also goes to the run
+  log::add_file_sink(run_dir_ / "train.log");   // every console line also goes to the run
   checkpointer_ = std::make_unique<Checkpointer>(run_dir_, cfg_.checkpoint.keep);
   const bool has_ckpt = fs::exists(checkpointer_->checkpoints_dir());
   if (!opt_.resume && has_ckpt)
@@ -68,8 +68,11 @@ void Trainer::open_run_dir() {
 
 NamedComponents Trainer::components() {
   // The train state first: it refuses a checkpoint of another model before anything is loaded.
-  return {{"train", &state_}, {"model", model_state_.get()}, {"optim", optimizer_.get()},
-          {"loader", train_loader_.get()}, {"rng", &rng_}};
+  return {{"train", &state_},
+          {"model", model_state_.get()},
+          {"optim", optimizer_.get()},
+          {"loader", train_loader_.get()},
+          {"rng", &rng_}};
 }
 
 void Trainer::save_checkpoint() {
@@ -99,9 +102,9 @@ bool Trainer::train_step() {
   state_.step += 1;
   state_.tokens_seen += cfg_.train.tokens_per_step();
   if (finite) return true;
-  const std::string what = fmt::format("non-finite {} at step {} (loss {}, grad norm {})",
-                                       std::isfinite(last_loss_) ? "gradient" : "loss", state_.step,
-                                       last_loss_, last_grad_norm_);
+  const std::string what =
+      fmt::format("non-finite {} at step {} (loss {}, grad norm {})", std::isfinite(last_loss_) ? "gradient" : "loss",
+                  state_.step, last_loss_, last_grad_norm_);
   if (cfg_.train.on_nonfinite == OnNonfinite::stop)
     throw Error(what + "; lower optim.lr, or set train.on_nonfinite=skip to skip such steps");
   state_.skipped_steps += 1;
@@ -119,29 +122,36 @@ void Trainer::log_step() {
   const double eta = session_s / std::max<int64_t>(steps_done, 1) * (cfg_.train.steps - state_.step);
   last_log_time_ = now;
   last_log_step_ = state_.step;
-  log::info("step {:>6}/{} | loss {:.4f} | lr {:.2e} | gnorm {:.3f} | {:.0f} tok/s | MFU {:.1f}% | ETA {}",
-               state_.step, cfg_.train.steps, last_loss_, last_lr_, last_grad_norm_, tok_s, 100 * mfu,
-               format_duration(eta));
-  metrics_->write({{"kind", "train"}, {"step", state_.step}, {"loss", last_loss_}, {"lr", last_lr_},
-                   {"grad_norm", last_grad_norm_}, {"tokens", state_.tokens_seen},
-                   {"tokens_per_s", tok_s}, {"mfu", mfu}, {"elapsed_s", state_.elapsed_s + session_s}});
+  log::info("step {:>6}/{} | loss {:.4f} | lr {:.2e} | gnorm {:.3f} | {:.0f} tok/s | MFU {:.1f}% | ETA {}", state_.step,
+            cfg_.train.steps, last_loss_, last_lr_, last_grad_norm_, tok_s, 100 * mfu, format_duration(eta));
+  metrics_->write({{"kind", "train"},
+                   {"step", state_.step},
+                   {"loss", last_loss_},
+                   {"lr", last_lr_},
+                   {"grad_norm", last_grad_norm_},
+                   {"tokens", state_.tokens_seen},
+                   {"tokens_per_s", tok_s},
+                   {"mfu", mfu},
+                   {"elapsed_s", state_.elapsed_s + session_s}});
 }
 
 void Trainer::evaluate(bool final_eval) {
   if (!val_loader_) return;
   model_->eval();
-  last_eval_ = evaluate_perplexity(*model_, *val_loader_, cfg_.eval.batches, device_,
-                                   cfg_.train.precision == Precision::bf16);
+  last_eval_ =
+      evaluate_perplexity(*model_, *val_loader_, cfg_.eval.batches, device_, cfg_.train.precision == Precision::bf16);
   model_->train();
   log::info("eval  step {:>6} | val loss {:.4f} | val ppl {:.3f}{}", state_.step, last_eval_->loss,
-               last_eval_->perplexity, final_eval ? " (final)" : "");
-  metrics_->write({{"kind", "eval"}, {"step", state_.step}, {"val_loss", last_eval_->loss},
-                   {"val_ppl", last_eval_->perplexity}, {"val_tokens", last_eval_->tokens}});
+            last_eval_->perplexity, final_eval ? " (final)" : "");
+  metrics_->write({{"kind", "eval"},
+                   {"step", state_.step},
+                   {"val_loss", last_eval_->loss},
+                   {"val_ppl", last_eval_->perplexity},
+                   {"val_tokens", last_eval_->tokens}});
 }
 
 bool Trainer::should_stop_early() const {
-  return preemption_requested() ||
-         (opt_.stop_after > 0 && state_.step - session_start_step_ >= opt_.stop_after);
+  return preemption_requested() || (opt_.stop_after > 0 && state_.step - session_start_step_ >= opt_.stop_after);
 }
 
 TrainSummary Trainer::run() {
@@ -166,9 +176,8 @@ TrainSummary Trainer::run() {
     }
   }
   peak_flops_ = measure_matmul_peak(device_, cfg_.train.precision == Precision::bf16 ? at::kBFloat16 : at::kFloat);
-  log::info("run {} | {} parameters | {:.3g} GFLOP/token | matmul peak {:.1f} GFLOP/s",
-               run_dir_.string(), model_->num_parameters(),
-               model_->train_flops_per_token(cfg_.train.seq_len) / 1e9, peak_flops_ / 1e9);
+  log::info("run {} | {} parameters | {:.3g} GFLOP/token | matmul peak {:.1f} GFLOP/s", run_dir_.string(),
+            model_->num_parameters(), model_->train_flops_per_token(cfg_.train.seq_len) / 1e9, peak_flops_ / 1e9);
   session_start_ = last_log_time_ = std::chrono::steady_clock::now();
   session_start_step_ = last_log_step_ = state_.step;
   TrainSummary summary;
@@ -176,8 +185,7 @@ TrainSummary Trainer::run() {
   while (state_.step < cfg_.train.steps) {
     train_step();
     if (state_.step % cfg_.log.every == 0 || state_.step == cfg_.train.steps) log_step();
-    if (cfg_.eval.every > 0 && state_.step % cfg_.eval.every == 0 && state_.step < cfg_.train.steps)
-      evaluate(false);
+    if (cfg_.eval.every > 0 && state_.step % cfg_.eval.every == 0 && state_.step < cfg_.train.steps) evaluate(false);
     const bool stop = should_stop_early();
     if ((cfg_.checkpoint.every > 0 && state_.step % cfg_.checkpoint.every == 0) || stop ||
         state_.step == cfg_.train.steps) {

@@ -15,8 +15,11 @@ std::string format_duration(double s) {
 }
 
 ProgressMeter::ProgressMeter(std::string what, double total, double interval_s)
-    : what_(std::move(what)), total_(total), interval_s_(interval_s),
-      start_(std::chrono::steady_clock::now()), last_(start_) {}
+    : what_(std::move(what)),
+      total_(total),
+      interval_s_(interval_s),
+      start_(std::chrono::steady_clock::now()),
+      last_(start_) {}
 
 double ProgressMeter::elapsed_s() const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();

@@ -4,8 +4,8 @@
 
 #include <ATen/autocast_mode.h>
 
-#include "ember/model/lm.h"
 #include "ember/model/autocast.h"
+#include "ember/model/lm.h"
 
 TEST(Autocast, Bf16ScopeOnCpu) {
   ember::ModelConfig c;

@@ -20,11 +20,14 @@ void expect_within_1pct(double got, double want, const std::string& what) { expe
 }  // namespace
 
 TEST(CapacityFormulas, FullFormMatchesThePapersTable) {
-  struct Anchor { const char* model; double d, eps, capacity, tolerance; };
-  const Anchor anchors[] = {{"Llama 2 7B", 4096, 0.06450, 3.99e7, 0.01},   {"Llama 3 8B", 4096, 0.05945, 1.42e7, 0.01},
-                            {"Phi 2", 2560, 0.05497, 4.57e5, 0.01},        {"Qwen 2.5 7B", 3584, 0.07501, 1.20e8, 0.01},
-                            {"Gemma 3 27B", 5376, 0.07421, 4.36e9, 0.01},  {"eps 0.09 d 2048", 2048, 0.09, 2.0e7, 0.03},
-                            {"eps 0.09 d 3072", 3072, 0.09, 6.0e8, 0.03},  {"d 8192 eps 0.05", 8192, 0.05, 2.4e8, 0.03},
+  struct Anchor {
+    const char* model;
+    double d, eps, capacity, tolerance;
+  };
+  const Anchor anchors[] = {{"Llama 2 7B", 4096, 0.06450, 3.99e7, 0.01},  {"Llama 3 8B", 4096, 0.05945, 1.42e7, 0.01},
+                            {"Phi 2", 2560, 0.05497, 4.57e5, 0.01},       {"Qwen 2.5 7B", 3584, 0.07501, 1.20e8, 0.01},
+                            {"Gemma 3 27B", 5376, 0.07421, 4.36e9, 0.01}, {"eps 0.09 d 2048", 2048, 0.09, 2.0e7, 0.03},
+                            {"eps 0.09 d 3072", 3072, 0.09, 6.0e8, 0.03}, {"d 8192 eps 0.05", 8192, 0.05, 2.4e8, 0.03},
                             {"d 8192 eps 0.09", 8192, 0.09, 2.0e14, 0.03}};
   for (const auto& a : anchors) {
     const auto b = full_form_capacity(a.d, a.eps);

@@ -6,11 +6,11 @@
 #include <filesystem>
 #include <fstream>
 
-#include "scratch.h"
 #include "ember/analysis/epsilon.h"
 #include "ember/analysis/packing_points.h"
 #include "ember/analysis/packing_simulation.h"
 #include "ember/util/error.h"
+#include "scratch.h"
 
 namespace fs = std::filesystem;
 using namespace ember;
@@ -28,7 +28,7 @@ TEST(PackingSimulation, ExponentAndLearningRateRules) {
 TEST(PackingSimulation, MaxAbsCosineIgnoresTheDiagonalAcrossBlocks) {
   auto x = torch::eye(6);
   x.index_put_({5}, torch::tensor({0.6f, 0.8f, 0.f, 0.f, 0.f, 0.f}));  // cos(row 0, row 5) = 0.6
-  EXPECT_NEAR(max_abs_cosine(x, 2), 0.8, 1e-6);  // rows 1 and 5
+  EXPECT_NEAR(max_abs_cosine(x, 2), 0.8, 1e-6);                        // rows 1 and 5
   EXPECT_NEAR(max_abs_cosine(torch::eye(5), 2), 0.0, 1e-7);
 }
 
@@ -66,9 +66,8 @@ TEST(PackingSimulation, SweepWritesAndReadsBackItsPoints) {
   o.steps = 20;
   o.progress = false;
   int calls = 0;
-  const auto points = run_packing_sweep(o, [&](const std::vector<PackingPoint>& so_far) {
-    EXPECT_EQ(so_far.size(), static_cast<size_t>(++calls));
-  });
+  const auto points = run_packing_sweep(
+      o, [&](const std::vector<PackingPoint>& so_far) { EXPECT_EQ(so_far.size(), static_cast<size_t>(++calls)); });
   ASSERT_EQ(points.size(), 4u);
   EXPECT_EQ(points[0].kind, "random");
   EXPECT_EQ(points[3].kind, "optimised");

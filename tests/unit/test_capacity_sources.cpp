@@ -6,12 +6,12 @@
 #include <filesystem>
 #include <fstream>
 
-#include "scratch.h"
 #include "ember/analysis/capacity_report.h"
 #include "ember/analysis/embedding_source.h"
+#include "ember/io/npy.h"
 #include "ember/io/safetensors.h"
 #include "ember/util/error.h"
-#include "ember/io/npy.h"
+#include "scratch.h"
 
 namespace fs = std::filesystem;
 using namespace ember;
@@ -32,8 +32,8 @@ void expect_error_containing(F&& f, const std::vector<std::string>& wants) {
 
 void write_npy(const fs::path& p, const std::string& descr, const std::string& shape, const void* data, size_t bytes,
                bool fortran = false) {
-  std::string header = "{'descr': '" + descr + "', 'fortran_order': " + (fortran ? "True" : "False") +
-                       ", 'shape': " + shape + ", }";
+  std::string header =
+      "{'descr': '" + descr + "', 'fortran_order': " + (fortran ? "True" : "False") + ", 'shape': " + shape + ", }";
   header.append(64 - (10 + header.size() + 1) % 64, ' ');
   header += '\n';
   std::ofstream f(p, std::ios::binary);
@@ -50,9 +50,9 @@ TEST(CapacitySources, Bf16SafetensorsRoundTripFindsTheEmbedding) {
   torch::manual_seed(0);
   auto dir = scratch("bf16");
   auto emb = torch::randn({300, 32}).to(torch::kBFloat16);
-  save_safetensors(dir / "model.safetensors",
-                   {{"model.embed_tokens.weight", emb}, {"lm_head.weight", torch::randn({300, 32})},
-                    {"model.norm.weight", torch::ones({32})}});
+  save_safetensors(dir / "model.safetensors", {{"model.embed_tokens.weight", emb},
+                                               {"lm_head.weight", torch::randn({300, 32})},
+                                               {"model.norm.weight", torch::ones({32})}});
   auto m = load_embedding_matrix(dir);  // the directory: finds model.safetensors
   EXPECT_EQ(m.tensor, "model.embed_tokens.weight");
   EXPECT_EQ(m.format, "safetensors");
@@ -144,7 +144,7 @@ TEST(CapacitySources, KnownNamesAndSuffixes) {
 TEST(CapacitySources, VocabularyAndFeatureDirections) {
   CapacityReport r;
   r.estimate.rows = 1000;
-  r.bounds = capacity_bounds(4096, 0.0645);  // capacity 3.99e7
+  r.bounds = capacity_bounds(4096, 0.0645);         // capacity 3.99e7
   EXPECT_FALSE(feature_directions(r).has_value());  // head unknown
   r.head = "untied";
   EXPECT_EQ(vocabulary_directions(r), 2000);
@@ -229,8 +229,8 @@ TEST(CapacitySources, EmberFilesAreReadWithTheirOwnNames) {
   EXPECT_EQ(m.head, "untied");  // ember's dense head is head.weight
   ember::save_safetensors(dir / "tied.safetensors", {{"embedding.weight", torch::randn({30, 8})}});
   EXPECT_EQ(load_embedding_matrix(dir / "tied.safetensors").head, "tied");
-  ember::save_safetensors(dir / "lev.safetensors", {{"embedding.codebooks", torch::randn({3, 4, 8})},
-                                                    {"head.weight", torch::randn({30, 8})}});
+  ember::save_safetensors(dir / "lev.safetensors",
+                          {{"embedding.codebooks", torch::randn({3, 4, 8})}, {"head.weight", torch::randn({30, 8})}});
   try {
     load_embedding_matrix(dir / "lev.safetensors");
     FAIL() << "a generated embedding was read as a table";

@@ -7,14 +7,14 @@
 
 #include <unistd.h>
 
-#include "scratch.h"
 #include "ember/checkpoint/checkpoint.h"
-#include "ember/train/metrics_log.h"
 #include "ember/checkpoint/parameters.h"
 #include "ember/checkpoint/run_lock.h"
 #include "ember/checkpoint/train_state.h"
+#include "ember/train/metrics_log.h"
 #include "ember/util/error.h"
 #include "ember/util/files.h"
+#include "scratch.h"
 
 namespace fs = std::filesystem;
 
@@ -172,7 +172,10 @@ TEST(Checkpoint, ComponentsSaveAndRestoreThemselves) {
   auto dir = ck.save(ember::save_components(parts), 7);
   EXPECT_TRUE(fs::exists(dir / "model.safetensors"));
   EXPECT_FALSE(fs::exists(dir / "train.safetensors"));  // JSON only: state.json["train"]
-  { torch::NoGradGuard ng; lin->weight.zero_(); }
+  {
+    torch::NoGradGuard ng;
+    lin->weight.zero_();
+  }
   train.step = 0;
   ember::restore_components(ember::load_checkpoint(dir), parts);
   EXPECT_TRUE(torch::equal(lin->weight, weight));
@@ -209,8 +212,9 @@ TEST(RunLock, ASecondHolderIsRefusedWithThePidAndTheLockGoesWithItsHolder) {
       ember::RunLock second(run);  // a separate open file description: flock refuses it
       FAIL() << "a locked run directory was locked twice";
     } catch (const ember::UsageError& e) {
-      EXPECT_NE(std::string(e.what()).find("is in use by another ember process (pid " + std::to_string(::getpid()) + ")"),
-                std::string::npos)
+      EXPECT_NE(
+          std::string(e.what()).find("is in use by another ember process (pid " + std::to_string(::getpid()) + ")"),
+          std::string::npos)
           << e.what();
     }
   }

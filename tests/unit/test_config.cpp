@@ -6,13 +6,13 @@
 
 #include <unistd.h>
 
-#include "scratch.h"
 #include "ember/checkpoint/run_config.h"
 #include "ember/config/yaml_writer.h"
 #include "ember/model/embedding_baselines.h"
 #include "ember/model/lev.h"
 #include "ember/model/mixers/attention.h"
 #include "ember/util/error.h"
+#include "scratch.h"
 
 namespace fs = std::filesystem;
 using ember::Config;
@@ -54,8 +54,7 @@ TEST(Config, LaterFilesWinAndMergeDeeply) {
 
 TEST(Config, SetOverridesAnyKey) {
   auto a = write_yaml("set.yaml", "train: {steps: 5}\noptim: {warmup_steps: 0}\n");
-  Config c = ember::load_config({a.string()},
-                                {"train.steps=11", "model.embedding.kind=untied", "data.train=[x, y]"});
+  Config c = ember::load_config({a.string()}, {"train.steps=11", "model.embedding.kind=untied", "data.train=[x, y]"});
   EXPECT_EQ(c.train.steps, 11);
   EXPECT_EQ(c.model.embedding.kind, "untied");
   EXPECT_EQ(c.data.train, (std::vector<std::string>{"x", "y"}));
@@ -85,22 +84,25 @@ TEST(Config, WrongTypeNamesKeyAndValue) {
 }
 
 TEST(Config, OutOfRangeValues) {
-  EXPECT_NE(error_of({}, {"model.d_model=-8"}).find("model.d_model: expected a value > 0, got -8"),
-            std::string::npos);
+  EXPECT_NE(error_of({}, {"model.d_model=-8"}).find("model.d_model: expected a value > 0, got -8"), std::string::npos);
   EXPECT_NE(error_of({}, {"optim.beta2=1.5"}).find("optim.beta2"), std::string::npos);
   EXPECT_NE(error_of({}, {"optim.lr=0"}).find("optim.lr"), std::string::npos);
 }
 
 TEST(Config, BadChoiceSuggests) {
   auto msg = error_of({}, {"model.embedding.kind=tide"});
-  EXPECT_NE(msg.find("expected one of tied | untied | albert | flat_mlp | factored_mlp | lev, got 'tide' (did you mean 'tied'?)"), std::string::npos) << msg;
+  EXPECT_NE(
+      msg.find(
+          "expected one of tied | untied | albert | flat_mlp | factored_mlp | lev, got 'tide' (did you mean 'tied'?)"),
+      std::string::npos)
+      << msg;
 }
 
 TEST(Config, InconsistentCombinations) {
   auto f = write_yaml("heads.yaml", "model: {d_model: 100, n_heads: 3}\n");
   auto msg = error_of({f.string()});
-  EXPECT_NE(msg.find(f.string() + ": model.d_model: d_model = 100 must be divisible by n_heads = 3"),
-            std::string::npos) << msg;
+  EXPECT_NE(msg.find(f.string() + ": model.d_model: d_model = 100 must be divisible by n_heads = 3"), std::string::npos)
+      << msg;
   EXPECT_NE(error_of({}, {"model.n_kv_heads=3"}).find("multiple of n_kv_heads"), std::string::npos);
   EXPECT_NE(error_of({}, {"train.seq_len=1024"}).find("exceeds model.max_seq_len"), std::string::npos);
   EXPECT_NE(error_of({}, {"optim.min_lr=1"}).find("must not exceed lr"), std::string::npos);
@@ -128,9 +130,9 @@ TEST(Config, ResolvedYamlRoundTrips) {
 }
 
 TEST(Config, EachKindHasItsOwnSectionAndComponentsGetTypedOptions) {
-  Config c = ember::load_config({}, {"model.embedding.kind=lev", "model.embedding.lev.rank=8",
-                                     "model.embedding.lev.impl=reference", "model.mixer.kind=gated_attention",
-                                     "model.mixer.gated_attention.gate=headwise"});
+  Config c = ember::load_config(
+      {}, {"model.embedding.kind=lev", "model.embedding.lev.rank=8", "model.embedding.lev.impl=reference",
+           "model.mixer.kind=gated_attention", "model.mixer.gated_attention.gate=headwise"});
   EXPECT_EQ(c.model.embedding.get<ember::LevConfig>().rank, 8);
   EXPECT_EQ(c.model.embedding.get<ember::LevConfig>().impl, ember::LevImpl::reference);
   EXPECT_EQ(c.model.mixer.get<ember::GatedAttentionConfig>().gate, ember::Gate::headwise);
@@ -152,16 +154,16 @@ TEST(Config, EachKindHasItsOwnSectionAndComponentsGetTypedOptions) {
 TEST(Config, AKindSizedAgainstAnotherWritesThatKindsSectionToo) {
   // albert is sized to P_LEV of the lev section: its resolved config carries that section, so a
   // run reloaded from config.yaml builds the same model (and the model hash covers it).
-  Config c = ember::load_config({}, {"model.embedding.kind=albert", "model.embedding.lev.d_seed=16",
-                                     "model.embedding.lev.rank=4"});
+  Config c = ember::load_config(
+      {}, {"model.embedding.kind=albert", "model.embedding.lev.d_seed=16", "model.embedding.lev.rank=4"});
   const std::string text = ember::to_yaml(c);
   EXPECT_NE(text.find("albert:"), std::string::npos) << text;
   EXPECT_NE(text.find("d_seed: 16"), std::string::npos) << text;
   Config back = ember::parse_config_text(text, "resolved");
   EXPECT_EQ(back.model.embedding.get<ember::LevConfig>().d_seed, 16);
   EXPECT_EQ(ember::model_hash(back.model), ember::model_hash(c.model));
-  Config other = ember::load_config({}, {"model.embedding.kind=albert", "model.embedding.lev.d_seed=32",
-                                         "model.embedding.lev.rank=4"});
+  Config other = ember::load_config(
+      {}, {"model.embedding.kind=albert", "model.embedding.lev.d_seed=32", "model.embedding.lev.rank=4"});
   EXPECT_NE(ember::model_hash(other.model), ember::model_hash(c.model));
   EXPECT_EQ(ember::embedding_sections_used("albert"), (std::vector<std::string>{"albert", "lev"}));
   EXPECT_EQ(ember::embedding_sections_used("tied"), (std::vector<std::string>{"tied"}));
@@ -175,7 +177,8 @@ TEST(Config, KindChoicesComeFromTheRegistries) {
   for (const auto& kind : embeddings) EXPECT_NO_THROW(ember::load_config({}, {"model.embedding.kind=" + kind})) << kind;
   for (const auto& kind : mixers) EXPECT_NO_THROW(ember::load_config({}, {"model.mixer.kind=" + kind})) << kind;
   auto msg = error_of({}, {"model.mixer.kind=gated"});
-  EXPECT_NE(msg.find("expected one of attention | gated_attention | short_conv, got 'gated'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("expected one of attention | gated_attention | short_conv, got 'gated'"), std::string::npos)
+      << msg;
 }
 
 TEST(Config, MovedKeysSayWhereTheyWent) {

@@ -6,13 +6,13 @@
 #include <fstream>
 #include <numeric>
 
-#include "scratch.h"
 #include "ember/data/byte_tokens.h"
 #include "ember/data/loader.h"
+#include "ember/data/shard.h"
 #include "ember/data/shard_writer.h"
 #include "ember/data/text_encoder.h"
-#include "ember/data/shard.h"
 #include "ember/util/error.h"
+#include "scratch.h"
 
 namespace fs = std::filesystem;
 using ember::BatchLoader;

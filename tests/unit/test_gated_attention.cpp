@@ -117,8 +117,9 @@ TEST(GatedAttention, ParameterCountAddsDTimesHTimesDhOrDTimesH) {
   const int64_t base = count(ember::LanguageModel(plain));
   plain.mixer.kind = "attention";
   EXPECT_EQ(count(ember::LanguageModel(plain)), base);  // gate none is plain attention
-  EXPECT_EQ(count(ember::LanguageModel(gated_config(ember::Gate::elementwise))), base + 2 * 32 * 4 * 8);  // + d H d_h per layer
-  EXPECT_EQ(count(ember::LanguageModel(gated_config(ember::Gate::headwise))), base + 2 * 32 * 4);         // + d H per layer
+  EXPECT_EQ(count(ember::LanguageModel(gated_config(ember::Gate::elementwise))),
+            base + 2 * 32 * 4 * 8);  // + d H d_h per layer
+  EXPECT_EQ(count(ember::LanguageModel(gated_config(ember::Gate::headwise))), base + 2 * 32 * 4);  // + d H per layer
 }
 
 TEST(GatedAttention, LanguageModelTrainsAStepAndCountsTheGateFlops) {
@@ -147,7 +148,7 @@ TEST(GatedAttention, AttentionProbabilitiesAreCausalRowsAndUniformWithoutQueries
   EXPECT_EQ(P.sizes(), (std::vector<int64_t>{2, 4, 10, 10}));
   EXPECT_LT((P.sum(-1) - 1).abs().max().item<double>(), 1e-6);
   EXPECT_EQ(P.triu(1).abs().max().item<double>(), 0.0);  // nothing on future tokens
-  m.named_parameters()["wq"].zero_();  // all scores equal: P[t, j] = 1 / (t + 1) for j <= t
+  m.named_parameters()["wq"].zero_();                    // all scores equal: P[t, j] = 1 / (t + 1) for j <= t
   auto uniform = m.attention_probabilities(x, rope).select(-1, 0);
   auto want = 1.0 / torch::arange(1, 11, torch::kFloat);
   EXPECT_LT((uniform - want).abs().max().item<double>(), 1e-6);

@@ -3,12 +3,12 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "ember/model/autocast.h"
 #include "ember/model/embedding_baselines.h"
 #include "ember/model/init.h"
 #include "ember/model/lev.h"
 #include "ember/model/lm.h"
 #include "ember/train/adamw.h"
-#include "ember/model/autocast.h"
 #include "kernels/lev_spline.h"
 #include "kernels/lev_spline_math.h"
 
@@ -29,7 +29,8 @@ int64_t count(const torch::nn::Module& m) {
 }
 
 // u in [0, 1] and S around 1, as after initialisation.
-std::pair<at::Tensor, at::Tensor> spline_inputs(int64_t N, int64_t H, int64_t DS, int64_t K, int64_t R, at::ScalarType t) {
+std::pair<at::Tensor, at::Tensor> spline_inputs(int64_t N, int64_t H, int64_t DS, int64_t K, int64_t R,
+                                                at::ScalarType t) {
   torch::manual_seed(11);
   auto u = torch::rand({N, H, DS}, t);
   auto S = 1.0 + 0.3 * torch::randn({H, DS, K, R}, t);
@@ -127,10 +128,12 @@ TEST(Lev, DigitsDecomposeAndRecomposeEveryId) {
 TEST(Lev, FusedForwardEqualsReference) {
   for (bool normalize : {true, false}) {
     auto [u, S] = spline_inputs(7, 3, 20, 8, 5, torch::kDouble);
-    auto fused = ember::lev::spline_product(u, S, normalize), ref = ember::lev::spline_product_reference(u, S, normalize);
+    auto fused = ember::lev::spline_product(u, S, normalize),
+         ref = ember::lev::spline_product_reference(u, S, normalize);
     EXPECT_LT(((fused - ref).abs() / ref.abs()).max().item<double>(), 1e-10) << normalize;
     auto [uf, Sf] = spline_inputs(7, 3, 20, 8, 5, torch::kFloat);
-    auto f32 = ember::lev::spline_product(uf, Sf, normalize), r32 = ember::lev::spline_product_reference(uf, Sf, normalize);
+    auto f32 = ember::lev::spline_product(uf, Sf, normalize),
+         r32 = ember::lev::spline_product_reference(uf, Sf, normalize);
     EXPECT_LT(((f32 - r32).abs() / r32.abs()).max().item<double>(), 1e-5) << normalize;
   }
 }
@@ -258,8 +261,9 @@ TEST(Lev, LanguageModelWithEveryEmbeddingKindTrainsAStep) {
     for (int step = 0; step < 5; ++step) {
       auto loss = m.loss(ids, targets);
       loss.backward();
-      if (step == 0)
+      if (step == 0) {
         for (const auto& p : m.embedding().parameters()) EXPECT_TRUE(p.grad().defined()) << kind;
+      }
       opt.step(1e-2);
       opt.zero_grad();
     }

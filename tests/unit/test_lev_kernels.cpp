@@ -67,7 +67,7 @@ TEST(LevKernels, Fp32ProductUnderflowsAndOverflowsLikeTheExactProduct) {
   // Constant S = c gives phi = c (the basis is a partition of unity): M = (c + 1e-9)^128.
   auto u = torch::rand({3, 1, 128});
   auto M_of = [&](float c) { return ember::lev::spline_product(u, torch::full({1, 128, 8, 16}, c), true); };
-  EXPECT_TRUE(torch::all(M_of(1e-3f) == 0).item<bool>());                                   // 1e-384
+  EXPECT_TRUE(torch::all(M_of(1e-3f) == 0).item<bool>());                                       // 1e-384
   EXPECT_TRUE(torch::all(M_of(-3.0f) == std::numeric_limits<float>::infinity()).item<bool>());  // 3^128, even count
   auto subnormal = M_of(0.5f);  // 2^-128: subnormal in float, exact through the split exponent
   EXPECT_LT((subnormal.to(torch::kDouble) / std::ldexp(1.0, -128) - 1).abs().max().item<double>(), 1e-5);

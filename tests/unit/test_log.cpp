@@ -61,8 +61,8 @@ TEST_F(LogTest, FileSinkReceivesEveryLevelWithItsTag) {
   elog::info_line("plain line");
   elog::warn_line("plain warning");
   elog::error_line("plain error");
-  EXPECT_EQ(file_messages(), (Lines{"step   12 | loss 3.14", "warning: careful here", "error: bad 42",
-                                    "plain line", "warning: plain warning", "error: plain error"}));
+  EXPECT_EQ(file_messages(), (Lines{"step   12 | loss 3.14", "warning: careful here", "error: bad 42", "plain line",
+                                    "warning: plain warning", "error: plain error"}));
 }
 
 TEST_F(LogTest, LevelsFilter) {
@@ -99,8 +99,7 @@ TEST_F(LogTest, PrefixGoesBeforeTheLevelTag) {
   elog::warn("slow");
   elog::set_prefix("");
   elog::info("no prefix again");
-  EXPECT_EQ(file_messages(),
-            (Lines{"no prefix", "[rank 1] hello world", "[rank 1] warning: slow", "no prefix again"}));
+  EXPECT_EQ(file_messages(), (Lines{"no prefix", "[rank 1] hello world", "[rank 1] warning: slow", "no prefix again"}));
 }
 
 TEST_F(LogTest, MessagesAreNotFormattedTwice) {

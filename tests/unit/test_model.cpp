@@ -122,9 +122,7 @@ TEST(Model, RopeScoresDependOnlyOnRelativePosition) {
   ember::Rope rope(8, 64, 10000.0);
   torch::manual_seed(4);
   auto q = torch::randn({1, 1, 1, 8}, torch::kDouble), k = torch::randn({1, 1, 1, 8}, torch::kDouble);
-  auto score = [&](int64_t m, int64_t n) {
-    return (rope.apply(q, m) * rope.apply(k, n)).sum().item<double>();
-  };
+  auto score = [&](int64_t m, int64_t n) { return (rope.apply(q, m) * rope.apply(k, n)).sum().item<double>(); };
   for (int64_t s : {1, 5, 20}) {
     EXPECT_NEAR(score(3, 1), score(3 + s, 1 + s), 1e-6);
     EXPECT_NEAR(score(10, 2), score(10 + s, 2 + s), 1e-6);
@@ -221,8 +219,9 @@ TEST(Model, UnknownKindsAreErrorsThatListTheKinds) {
     LanguageModel m(c);
     FAIL() << "unknown mixer kind accepted";
   } catch (const ember::ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("model.mixer.kind: unknown kind 'atention' (kinds: attention, gated_attention, short_conv) "
-                                         "(did you mean 'attention'?)"),
+    EXPECT_NE(std::string(e.what()).find(
+                  "model.mixer.kind: unknown kind 'atention' (kinds: attention, gated_attention, short_conv) "
+                  "(did you mean 'attention'?)"),
               std::string::npos)
         << e.what();
   }

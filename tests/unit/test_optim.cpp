@@ -103,7 +103,7 @@ TEST(Schedule, KeyStepsOfEachKind) {
   c.schedule = LrSchedule::wsd;  // decay over the last round(0.2 x 110) = 22 steps: 88 .. 109
   c.decay_fraction = 0.2;
   EXPECT_DOUBLE_EQ(ember::learning_rate(c, 60, total), 1.0);
-  EXPECT_DOUBLE_EQ(ember::learning_rate(c, 87, total), 1.0);  // the last stable step
+  EXPECT_DOUBLE_EQ(ember::learning_rate(c, 87, total), 1.0);                 // the last stable step
   EXPECT_NEAR(ember::learning_rate(c, 88, total), 1.0 - 0.9 / 22.0, 1e-12);  // the first decayed step
   EXPECT_NEAR(ember::learning_rate(c, 98, total), 1.0 - 0.9 * 11.0 / 22.0, 1e-12);
   EXPECT_NEAR(ember::learning_rate(c, total - 1, total), 0.1, 1e-12);

@@ -7,7 +7,6 @@
 #include <nlohmann/json.hpp>
 #include <numeric>
 
-#include "scratch.h"
 #include "ember/data/bpe_trainer.h"
 #include "ember/data/html_text.h"
 #include "ember/data/prepare_text.h"
@@ -16,6 +15,7 @@
 #include "ember/data/tokenizer_presets.h"
 #include "ember/util/error.h"
 #include "ember/util/files.h"
+#include "scratch.h"
 
 namespace fs = std::filesystem;
 
@@ -27,7 +27,8 @@ fs::path scratch(const std::string& name) { return ember::testing::scratch_dir("
 std::string small_tokenizer(const fs::path& dir) {
   ember::BpeTrainOptions opt;
   opt.vocab_size = 300;
-  const auto r = ember::train_bpe_on_text({"the quick brown fox jumps over the lazy dog. " + std::string(50, 'a')}, opt);
+  const auto r =
+      ember::train_bpe_on_text({"the quick brown fox jumps over the lazy dog. " + std::string(50, 'a')}, opt);
   const fs::path file = dir / "tok.tiktoken";
   ember::save_trained_tokenizer(r, file);
   return file.string();
@@ -50,7 +51,8 @@ TEST(PrepareText, JsonlAndTextRoundTrip) {
   opt.tokenizer = small_tokenizer(d);
   std::ofstream(d / "docs.jsonl") << "{\"text\": \"the fox\"}\n\n{\"text\": \"lazy dog\", \"id\": 2}\n";
   fs::create_directories(d / "txt");
-  for (int i = 0; i < 40; ++i) std::ofstream(d / "txt" / ("doc" + std::to_string(i) + ".txt")) << "doc " << i << " the quick\n";
+  for (int i = 0; i < 40; ++i)
+    std::ofstream(d / "txt" / ("doc" + std::to_string(i) + ".txt")) << "doc " << i << " the quick\n";
   opt.inputs = {(d / "docs.jsonl").string(), (d / "txt").string()};
   opt.out_dir = d / "out";
   opt.val_fraction = 0.25;
@@ -69,7 +71,10 @@ TEST(PrepareText, JsonlAndTextRoundTrip) {
   std::vector<uint32_t> both = train;
   both.insert(both.end(), val.begin(), val.end());
   for (const uint32_t t : both) {
-    if (t != sep) { doc.push_back(t); continue; }
+    if (t != sep) {
+      doc.push_back(t);
+      continue;
+    }
     text += tok.decode(doc) + "|";
     doc.clear();
   }
@@ -78,8 +83,8 @@ TEST(PrepareText, JsonlAndTextRoundTrip) {
   const auto manifest = nlohmann::json::parse(ember::read_text_file(opt.out_dir / "manifest.json"));
   EXPECT_EQ(manifest["tokenizer_sha256"], tok.hash());
   EXPECT_EQ(manifest["sources"].size(), 41u);
-  const auto counts = nlohmann::json::parse(ember::read_text_file(opt.out_dir / "train_token_counts.json"))
-                          .get<std::vector<int64_t>>();
+  const auto counts =
+      nlohmann::json::parse(ember::read_text_file(opt.out_dir / "train_token_counts.json")).get<std::vector<int64_t>>();
   EXPECT_EQ(counts.size(), size_t(tok.vocab_size()));
   EXPECT_EQ(std::accumulate(counts.begin(), counts.end(), int64_t(0)), s.train_tokens);
   EXPECT_FALSE(fs::exists(opt.out_dir / ".incomplete"));
@@ -104,7 +109,8 @@ TEST(PrepareText, BadJsonlNamesFileAndLine) {
     FAIL() << "expected DataError";
   } catch (const ember::DataError& e) {
     EXPECT_NE(std::string(e.what()).find("a.jsonl:2: expected a JSON object with a string field 'text'"),
-              std::string::npos) << e.what();
+              std::string::npos)
+        << e.what();
   }
   EXPECT_FALSE(fs::exists(opt.out_dir / "manifest.json"));  // nothing looks complete
   std::ofstream(d / "b.jsonl") << "{\"text\": \"ok\"}\n{broken\n";
@@ -117,6 +123,7 @@ TEST(PrepareText, BadJsonlNamesFileAndLine) {
 TEST(PrepareText, HtmlToText) {
   const std::string html =
       "<html><head><title>T</title><style>p{}</style></head><body><h1>Title</h1>"
-      "<p>One &amp; two&nbsp;&lt;three&gt; &#8212; &#x263A;</p><script>var x;</script><ul><li>a</li><li>b</li></ul></body></html>";
+      "<p>One &amp; two&nbsp;&lt;three&gt; &#8212; &#x263A;</p><script>var "
+      "x;</script><ul><li>a</li><li>b</li></ul></body></html>";
   EXPECT_EQ(ember::html_to_text(html), "Title\n\nOne & two <three> \u2014 \u263A\n\na\n\nb\n");
 }

@@ -5,9 +5,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "scratch.h"
 #include "ember/io/safetensors.h"
 #include "ember/util/error.h"
+#include "scratch.h"
 
 namespace fs = std::filesystem;
 
@@ -75,8 +75,11 @@ TEST(Safetensors, PythonSafetensorsReadsOurFile) {
   auto w = torch::arange(12, torch::kFloat).reshape({3, 4}) / 7.0;
   auto b = (torch::arange(6, torch::kFloat) / 3.0).to(torch::kBFloat16);
   ember::save_safetensors(path, {{"w", w}, {"b", b}});
-  const std::string cmd = std::string(py) + " -c \"import torch; from safetensors.torch import load_file; "
-                          "t = load_file('" + path.string() + "'); "
+  const std::string cmd = std::string(py) +
+                          " -c \"import torch; from safetensors.torch import load_file; "
+                          "t = load_file('" +
+                          path.string() +
+                          "'); "
                           "assert torch.equal(t['w'], torch.arange(12.).reshape(3, 4) / 7.0); "
                           "assert t['b'].dtype == torch.bfloat16; "
                           "assert torch.equal(t['b'], (torch.arange(6.) / 3.0).to(torch.bfloat16))\"";

@@ -5,9 +5,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "scratch.h"
 #include "ember/data/shard.h"
 #include "ember/util/error.h"
+#include "scratch.h"
 
 namespace fs = std::filesystem;
 

@@ -30,7 +30,8 @@ TEST(ShortConv, ConvolutionEqualsTheExplicitSumOverPastTokens) {
   auto c = ember::causal_depthwise_conv(u, taps);
   auto want = torch::zeros_like(u);
   for (int64_t t = 0; t < 9; ++t)
-    for (int64_t m = 0; m < 3 && m <= t; ++m) want.select(1, t) += taps.select(1, m) * u.select(1, t - m);  // w_m u_{t-m}
+    for (int64_t m = 0; m < 3 && m <= t; ++m)
+      want.select(1, t) += taps.select(1, m) * u.select(1, t - m);  // w_m u_{t-m}
   EXPECT_LT((c - want).abs().max().item<double>(), 1e-12);
 }
 
@@ -46,8 +47,8 @@ TEST(ShortConv, OutputsDependOnlyOnTheLastKTokens) {
   auto changed = x.clone();
   changed.select(1, j).add_(1.0);
   auto out = m->forward(changed, rope);
-  EXPECT_TRUE(torch::equal(out.narrow(1, 0, j), base.narrow(1, 0, j)));          // causal
-  EXPECT_FALSE(torch::equal(out.narrow(1, j, 3), base.narrow(1, j, 3)));         // t = j .. j+2 read x_j
+  EXPECT_TRUE(torch::equal(out.narrow(1, 0, j), base.narrow(1, 0, j)));   // causal
+  EXPECT_FALSE(torch::equal(out.narrow(1, j, 3), base.narrow(1, j, 3)));  // t = j .. j+2 read x_j
   EXPECT_TRUE(torch::equal(out.narrow(1, j + 3, 12 - j - 3), base.narrow(1, j + 3, 12 - j - 3)));  // local
 }
 

@@ -51,7 +51,8 @@ TEST(Taper, ProfilesHaveTheSpecShape) {
     auto t = schedule(s);
     EXPECT_NEAR(ember::taper_profile(t, 0.0), 1.0, 1e-12) << s;
     EXPECT_NEAR(ember::taper_profile(t, 1.0), 0.0, 1e-12) << s;
-    for (double x : {0.1, 0.3, 0.45}) EXPECT_NEAR(ember::taper_profile(t, x) + ember::taper_profile(t, 1 - x), 1.0, 1e-12);
+    for (double x : {0.1, 0.3, 0.45})
+      EXPECT_NEAR(ember::taper_profile(t, x) + ember::taper_profile(t, 1 - x), 1.0, 1e-12);
   }
   EXPECT_NEAR(ember::taper_profile(schedule("cosine"), 0.25), (1 + std::cos(M_PI / 4)) / 2, 1e-15);
 }

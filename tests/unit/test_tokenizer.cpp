@@ -42,8 +42,8 @@ fs::path data_dir() {
   for (const char* f : {"encodings.json", "TestPlans.txt", "r50k_base.tiktoken", "p50k_base.tiktoken",
                         "cl100k_base.tiktoken", "o200k_base.tiktoken", "llama3.tiktoken"}) {
     if (!fs::is_regular_file(d / f) || fs::file_size(d / f) == 0)
-      return ::testing::AssertionFailure() << "tokenizer data file " << (d / f)
-                                           << " is missing or empty (it ships in third_party/tokenizers)";
+      return ::testing::AssertionFailure()
+             << "tokenizer data file " << (d / f) << " is missing or empty (it ships in third_party/tokenizers)";
   }
   return ::testing::AssertionSuccess();
 }
@@ -143,8 +143,7 @@ TEST(Tokenizer, Llama3Samples) {
   // Llama 3 shares cl100k's regex; ids checked against the reference implementation.
   EXPECT_EQ(t.encode("Hello, world!"), (std::vector<uint32_t>{9906, 11, 1917, 0}));
   EXPECT_EQ(t.encode("This is a test sentence."), (std::vector<uint32_t>{2028, 374, 264, 1296, 11914, 13}));
-  EXPECT_EQ(t.encode_with_specials("<|begin_of_text|>hi<|eot_id|>"),
-            (std::vector<uint32_t>{128000, 6151, 128009}));
+  EXPECT_EQ(t.encode_with_specials("<|begin_of_text|>hi<|eot_id|>"), (std::vector<uint32_t>{128000, 6151, 128009}));
   EXPECT_EQ(t.decode({128000, 6151, 128009}), "<|begin_of_text|>hi<|eot_id|>");
   EXPECT_EQ(t.encode_with_specials("<|eot_id|><|eot_id|>hi<|begin_of_text|><|eot_id|>"),
             (std::vector<uint32_t>{128009, 128009, 6151, 128000, 128009}));
@@ -157,8 +156,16 @@ TEST(Tokenizer, Llama3Samples) {
 TEST(Tokenizer, RoundTripsArbitraryBytes) {
   REQUIRE_TOKENIZER_DATA();
   std::mt19937 rng(7);
-  const std::vector<std::string> tricky = {"\xff\xfe", "a\x80" "b", "\xed\xa0\x80", "\xc0\xaf", "\xf4\x90\x80\x80",
-                                           "caf\xc3", "\xe2\x82", std::string("x\0y", 3), "  \n\t \r\n   "};
+  const std::vector<std::string> tricky = {"\xff\xfe",
+                                           "a\x80"
+                                           "b",
+                                           "\xed\xa0\x80",
+                                           "\xc0\xaf",
+                                           "\xf4\x90\x80\x80",
+                                           "caf\xc3",
+                                           "\xe2\x82",
+                                           std::string("x\0y", 3),
+                                           "  \n\t \r\n   "};
   for (const std::string name : {"r50k_base", "cl100k_base", "o200k_base"}) {
     const auto& t = cached(name);
     for (const auto& s : tricky) EXPECT_EQ(t.decode(t.encode(s)), s) << name;

@@ -8,10 +8,10 @@
 #include "cli/commands.h"
 #include "ember/analysis/line_plot.h"
 #include "ember/analysis/plot_output.h"
+#include "ember/checkpoint/model_loader.h"
 #include "ember/data/text_encoder.h"
 #include "ember/eval/alignment.h"
 #include "ember/eval/attention_diagnostics.h"
-#include "ember/checkpoint/model_loader.h"
 #include "ember/util/error.h"
 #include "ember/util/files.h"
 
@@ -59,8 +59,8 @@ std::unique_ptr<Evaluation> open_evaluation(const AnalyzeArgs& args) {
   o.batch = args.batch_size;
   o.seq_len = e->loaded.config.train.seq_len;
   o.shuffle = false;
-  e->loader = open_loader(encode_text_inputs(args.data, encoder, e->scratch), "--data", o,
-                          e->loaded.config.model.vocab_size);
+  e->loader =
+      open_loader(encode_text_inputs(args.data, encoder, e->scratch), "--data", o, e->loaded.config.model.vocab_size);
   return e;
 }
 
@@ -74,8 +74,11 @@ void run_alignment(const AnalyzeArgs& args) {
     nlohmann::json layers = nlohmann::json::array();
     for (const auto& l : result.layers)
       layers.push_back({{"layer", l.layer}, {"mixer_cos", l.mixer_cos}, {"mlp_cos", l.mlp_cos}});
-    std::cout << nlohmann::json{{"checkpoint", loaded.checkpoint_dir.string()}, {"tokens", result.tokens},
-                                {"layers", layers}}.dump(2) << "\n";
+    std::cout << nlohmann::json{{"checkpoint", loaded.checkpoint_dir.string()},
+                                {"tokens", result.tokens},
+                                {"layers", layers}}
+                     .dump(2)
+              << "\n";
     return;
   }
   std::cout << fmt::format("residual alignment of {} over {} tokens\n", loaded.checkpoint_dir.string(), result.tokens);
@@ -108,7 +111,8 @@ void run_attention(const AnalyzeArgs& args) {
 // --ckpt, --data, --batches, --batch-size, --json: what every analysis of a checkpoint takes.
 void add_common_options(CLI::App* cmd, AnalyzeArgs& args) {
   cmd->add_option("--ckpt", args.ckpt, "Run directory or checkpoint directory")->required();
-  cmd->add_option("--data", args.data, "Token shards / directories / globs, or text files (read with the run's tokenizer)")
+  cmd->add_option("--data", args.data,
+                  "Token shards / directories / globs, or text files (read with the run's tokenizer)")
       ->required();
   cmd->add_option("--batches", args.batches, "Batches to average over")->check(CLI::PositiveNumber);
   cmd->add_option("--batch-size", args.batch_size, "Sequences per batch")->check(CLI::PositiveNumber);
@@ -120,7 +124,8 @@ void add_common_options(CLI::App* cmd, AnalyzeArgs& args) {
 void register_analyze(CLI::App& app) {
   auto* cmd = app.add_subcommand("analyze", "Analyses of trained checkpoints");
   cmd->require_subcommand(1);
-  auto* align = cmd->add_subcommand("alignment",
+  auto* align = cmd->add_subcommand(
+      "alignment",
       "Per layer, mean cosine between each MLP's (and mixer's) output and the residual stream it is added to");
   align->footer(
       "rho_l near 1 means layer l's MLP reinforces what the stream already holds (Tapered LMs).\n"
@@ -133,7 +138,8 @@ void register_analyze(CLI::App& app) {
   align->add_option("--plot", args->plot, "Also write both curves over depth as a PNG");
   align->callback([args] { run_alignment(*args); });
 
-  auto* attn = cmd->add_subcommand("attention",
+  auto* attn = cmd->add_subcommand(
+      "attention",
       "Per layer, the attention sink (mean attention on the first token) and the mean gate of gated attention");
   attn->footer(
       "Gated attention should drive both down during training (docs/mixers.md).\n"

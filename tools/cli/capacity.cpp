@@ -39,8 +39,10 @@ FullFormConstants parse_constants(const std::string& text) {
     v.clear();
   }
   if (v.size() != 4 || !(v[0] > 0 && v[1] > 0 && v[2] > 0))
-    throw UsageError("--constants: expected C,a,b,c of the full form (as `ember capacity fit` prints), e.g. "
-                     "0.45809143,1.0668005,1.44738666,0.97197234; got '" + text + "'");
+    throw UsageError(
+        "--constants: expected C,a,b,c of the full form (as `ember capacity fit` prints), e.g. "
+        "0.45809143,1.0668005,1.44738666,0.97197234; got '" +
+        text + "'");
   return {v[0], v[1], v[2], v[3]};
 }
 
@@ -51,7 +53,9 @@ CapacityOptions capacity_options(const CapacityArgs& a) {
   o.tensor = a.tensor;
   o.device = at::Device(resolve_device(a.device, "--device"));
   o.constants = parse_constants(a.constants);
-  o.epsilon.method = a.sample > 0 ? EpsilonMethod::kSampled : a.moments ? EpsilonMethod::kMoments : EpsilonMethod::kExact;
+  o.epsilon.method = a.sample > 0 ? EpsilonMethod::kSampled
+                     : a.moments  ? EpsilonMethod::kMoments
+                                  : EpsilonMethod::kExact;
   o.epsilon.sample_pairs = a.sample;
   o.epsilon.seed = a.seed;
   o.epsilon.block = a.block;
@@ -61,8 +65,9 @@ CapacityOptions capacity_options(const CapacityArgs& a) {
 
 void run_capacity(const CapacityArgs& a) {
   if (a.inputs.empty())
-    throw UsageError("capacity: give one or more inputs (run or checkpoint directories, .safetensors, "
-                     "model.safetensors.index.json, .npy), or a subcommand: bound, simulate, fit");
+    throw UsageError(
+        "capacity: give one or more inputs (run or checkpoint directories, .safetensors, "
+        "model.safetensors.index.json, .npy), or a subcommand: bound, simulate, fit");
   if (!a.plot.empty() && a.moments) throw UsageError("--plot needs the pairwise histogram: drop --moments");
   const CapacityOptions o = capacity_options(a);
   std::vector<CapacityReport> reports;
@@ -83,8 +88,7 @@ void run_bound(const BoundArgs& a) {
   const auto constants = parse_constants(a.constants);
   std::vector<CapacityBounds> rows;
   for (double eps : a.eps)  // a matrix's degenerate epsilon is reported; a typed one is a mistake
-    if (!(eps > 0.0 && eps <= 1.0))
-      throw UsageError(fmt::format("--eps: epsilon must be in (0, 1], got {}", eps));
+    if (!(eps > 0.0 && eps <= 1.0)) throw UsageError(fmt::format("--eps: epsilon must be in (0, 1], got {}", eps));
   for (double d : a.d)
     for (double eps : a.eps) rows.push_back(capacity_bounds(d, eps, constants));
   if (a.json) return print_json_array(rows, bounds_json);
@@ -101,7 +105,8 @@ void add_bound(CLI::App& capacity) {
   auto args = std::make_shared<BoundArgs>();
   cmd->add_option("--d", args->d, "d_model (comma-separated for several)")->required()->delimiter(',');
   cmd->add_option("--eps", args->eps, "epsilon = mu + 2 sigma (comma-separated for several)")
-      ->required()->delimiter(',');
+      ->required()
+      ->delimiter(',');
   cmd->add_option("--constants", args->constants, "C,a,b,c of the full form (default: the paper's fit)");
   cmd->add_flag("--json", args->json, "Print a JSON array");
   cmd->callback([args] { run_bound(*args); });

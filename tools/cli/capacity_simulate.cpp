@@ -65,7 +65,8 @@ void run_simulate(const SimulateArgs& a) {
   log::info("simulate: {} k x {} d on {}{}{}; writing {}", o.ks.size(), o.ds.size(), o.device.str(),
             o.random ? fmt::format(", random: {} draws", o.draws) : "",
             o.optimised ? fmt::format(", optimised: {} Adam steps", o.steps) : "", a.out);
-  const auto points = run_packing_sweep(o, [&](const std::vector<PackingPoint>& so_far) { write_points(a.out, so_far); });
+  const auto points =
+      run_packing_sweep(o, [&](const std::vector<PackingPoint>& so_far) { write_points(a.out, so_far); });
   std::cout << points_csv(points);
 }
 
@@ -78,20 +79,22 @@ std::string kind_for(CapacityForm form, const std::string& kind, const std::vect
 }
 
 void print_fits(const std::vector<CapacityFit>& fits) {
-  std::cout << fmt::format("{:<7} {:<10} {:>6} {:>10} {:>9} {:>9} {:>9} {:>9} {:>8} {:>9}  {}\n", "form", "points",
-                           "n", "C", "a", "b", "c", "R^2", "MAPE %", "RMSE", "fitted");
+  std::cout << fmt::format("{:<7} {:<10} {:>6} {:>10} {:>9} {:>9} {:>9} {:>9} {:>8} {:>9}  {}\n", "form", "points", "n",
+                           "C", "a", "b", "c", "R^2", "MAPE %", "RMSE", "fitted");
   for (const auto& f : fits) {
     std::string params;
     for (size_t i = 0; i < 4; ++i)
-      params += i < f.params.size() ? fmt::format(" {:>{}.6g}", f.params[i], i ? 9 : 10) : fmt::format(" {:>{}}", "", i ? 9 : 10);
+      params += i < f.params.size() ? fmt::format(" {:>{}.6g}", f.params[i], i ? 9 : 10)
+                                    : fmt::format(" {:>{}}", "", i ? 9 : 10);
     std::cout << fmt::format("{:<7} {:<10} {:>6}{} {:>9.5f} {:>8.3f} {:>9.3g}  {}{}\n", form_name(f.form),
                              f.points_kind, f.points, params, f.r2, f.mape, f.rmse, form_formula(f.form),
                              f.converged ? "" : " (did not converge)");
   }
   for (const auto& f : fits)
     if (f.form == CapacityForm::kFull)
-      std::cout << fmt::format("\nUse the full-form constants: ember capacity ... --constants {:.8g},{:.8g},{:.8g},{:.8g}\n",
-                               f.params[0], f.params[1], f.params[2], f.params[3]);
+      std::cout << fmt::format(
+          "\nUse the full-form constants: ember capacity ... --constants {:.8g},{:.8g},{:.8g},{:.8g}\n", f.params[0],
+          f.params[1], f.params[2], f.params[3]);
 }
 
 void run_fit(const FitArgs& a) {

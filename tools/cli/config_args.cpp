@@ -3,11 +3,11 @@
 #include <iostream>
 
 #include "cli/commands.h"
-#include "ember/util/error.h"
 #include "ember/checkpoint/run_config.h"
 #include "ember/config/json_writer.h"
 #include "ember/model/embedding.h"
 #include "ember/model/mixer.h"
+#include "ember/util/error.h"
 
 namespace ember::cli {
 namespace {
@@ -27,8 +27,8 @@ nlohmann::json seam_json(const std::string& key, const std::vector<Row>& table) 
 }  // namespace
 
 nlohmann::json kinds_json() {
-  return nlohmann::json::array({seam_json("model.embedding.kind", embedding_kinds()),
-                                seam_json("model.mixer.kind", mixer_kinds())});
+  return nlohmann::json::array(
+      {seam_json("model.embedding.kind", embedding_kinds()), seam_json("model.mixer.kind", mixer_kinds())});
 }
 
 std::string kinds_help() {
@@ -40,7 +40,8 @@ std::string kinds_help() {
     for (const auto& k : seam["kinds"]) {
       out += fmt::format("  {:<16} {}\n", k["kind"].get<std::string>(), k["description"].get<std::string>());
       if (!k["options"].empty())
-        out += fmt::format("  {:<16} options {}.{}: {}\n", "", section, k["kind"].get<std::string>(), k["options"].dump());
+        out +=
+            fmt::format("  {:<16} options {}.{}: {}\n", "", section, k["kind"].get<std::string>(), k["options"].dump());
     }
   }
   return out;
@@ -56,10 +57,11 @@ void add_config_options(CLI::App& cmd, ConfigArgs& args, bool required) {
 
 void register_config(CLI::App& app) {
   auto* cmd = app.add_subcommand("config", "Print the fully resolved, validated config (or the kinds of each seam)");
-  cmd->footer("Examples:\n"
-              "  ember config -c configs/tiny.yaml --set model.d_model=256\n"
-              "  ember config --kinds          # embedding and mixer kinds with their default options\n\n" +
-              kinds_help());
+  cmd->footer(
+      "Examples:\n"
+      "  ember config -c configs/tiny.yaml --set model.d_model=256\n"
+      "  ember config --kinds          # embedding and mixer kinds with their default options\n\n" +
+      kinds_help());
   auto args = std::make_shared<ConfigArgs>();
   auto kinds = std::make_shared<bool>(false), json = std::make_shared<bool>(false);
   add_config_options(*cmd, *args, false);

@@ -3,8 +3,8 @@
 #include <iostream>
 
 #include "cli/commands.h"
-#include "ember/data/loader.h"
 #include "ember/checkpoint/model_loader.h"
+#include "ember/data/loader.h"
 #include "ember/eval/perplexity.h"
 #include "ember/util/error.h"
 
@@ -31,8 +31,11 @@ void run_eval(const EvalArgs& args) {
   const int64_t batches = args.batches >= 0 ? args.batches : cfg.eval.batches;
   auto r = evaluate_perplexity(*loaded.model, *loader, batches, at::kCPU, cfg.train.precision == Precision::bf16);
   if (args.json) {
-    std::cout << nlohmann::json{{"checkpoint", loaded.checkpoint_dir.string()}, {"step", loaded.step},
-                                {"loss", r.loss}, {"perplexity", r.perplexity}, {"tokens", r.tokens}}
+    std::cout << nlohmann::json{{"checkpoint", loaded.checkpoint_dir.string()},
+                                {"step", loaded.step},
+                                {"loss", r.loss},
+                                {"perplexity", r.perplexity},
+                                {"tokens", r.tokens}}
                      .dump()
               << "\n";
     return;

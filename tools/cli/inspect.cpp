@@ -47,8 +47,8 @@ void print_one(const nlohmann::json& m) {
   std::cout << fmt::format("{} (embedding {}, mixer {}, taper {})\n", m["config"].get<std::string>(),
                            m["embedding_kind"].get<std::string>(), m["mixer"].get<std::string>(),
                            m["taper"].get<std::string>());
-  std::cout << fmt::format("{:>5} {:>16} {:>7} {:>13} {:>13} {:>13} {:>15}\n", "layer", "mixer", "d_ff",
-                           "mixer params", "mlp params", "params", "fwd FLOPs/tok");
+  std::cout << fmt::format("{:>5} {:>16} {:>7} {:>13} {:>13} {:>13} {:>15}\n", "layer", "mixer", "d_ff", "mixer params",
+                           "mlp params", "params", "fwd FLOPs/tok");
   for (const auto& l : m["layers"])
     std::cout << fmt::format("{:>5} {:>16} {:>7} {:>13} {:>13} {:>13} {:>15}\n", l["layer"].get<int>(),
                              l["mixer"].get<std::string>(), l["d_ff"].get<int64_t>(), l["mixer_params"].get<int64_t>(),
@@ -75,8 +75,8 @@ void print_diff(const nlohmann::json& a, const nlohmann::json& b) {
                              get(a, "params"), get(b, "params"), get(b, "params") - get(a, "params"));
   }
   for (const char* k : {"embedding_params", "body_params", "head_params", "total_params", "train_flops_per_token"})
-    std::cout << fmt::format("{:<22} {:>16} {:>16} {:>+16}\n", k, human(a[k].get<double>()),
-                             human(b[k].get<double>()), b[k].get<double>() - a[k].get<double>());
+    std::cout << fmt::format("{:<22} {:>16} {:>16} {:>+16}\n", k, human(a[k].get<double>()), human(b[k].get<double>()),
+                             b[k].get<double>() - a[k].get<double>());
   for (const auto* m : {&a, &b})
     if (m->contains("lev_budget_params")) {
       std::cout << (m == &a ? "A" : "B") << " embedding";
@@ -92,14 +92,17 @@ void run_inspect(const InspectArgs& args) {
     std::cout << (models.size() == 1 ? models[0] : nlohmann::json(models)).dump(2) << "\n";
     return;
   }
-  if (models.size() == 1) print_one(models[0]);
-  else print_diff(models[0], models[1]);
+  if (models.size() == 1)
+    print_one(models[0]);
+  else
+    print_diff(models[0], models[1]);
 }
 
 }  // namespace
 
 void register_inspect(CLI::App& app) {
-  auto* cmd = app.add_subcommand("inspect", "Per-layer widths, parameters and FLOPs of a config (or two, side by side)");
+  auto* cmd =
+      app.add_subcommand("inspect", "Per-layer widths, parameters and FLOPs of a config (or two, side by side)");
   cmd->footer(
       "Examples:\n"
       "  ember inspect configs/tiny.yaml\n"

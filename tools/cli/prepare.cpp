@@ -22,9 +22,8 @@ void register_prepare(CLI::App& app) {
   register_prepare_text(*cmd);
   bytes->callback([opt] {
     auto s = prepare_bytes(*opt);
-    std::cout << fmt::format("{} documents -> {} train tokens, {} val tokens in {} shards under {}\n",
-                             s.documents, s.train_tokens, s.val_tokens, s.shards.size(),
-                             opt->out_dir.string());
+    std::cout << fmt::format("{} documents -> {} train tokens, {} val tokens in {} shards under {}\n", s.documents,
+                             s.train_tokens, s.val_tokens, s.shards.size(), opt->out_dir.string());
   });
 }
 

@@ -10,8 +10,10 @@ namespace {
 
 void add_common(CLI::App& cmd, TextPrepareOptions& opt) {
   cmd.add_option("--tokenizer", opt.tokenizer,
-                 "Tokenizer preset (r50k_base, cl100k_base, o200k_base, llama3, ...) or rank file")->required();
-  cmd.add_option("--out", opt.out_dir, "Output directory for shards, manifest.json, train_token_counts.json")->required();
+                 "Tokenizer preset (r50k_base, cl100k_base, o200k_base, llama3, ...) or rank file")
+      ->required();
+  cmd.add_option("--out", opt.out_dir, "Output directory for shards, manifest.json, train_token_counts.json")
+      ->required();
   cmd.add_option("--shard-tokens", opt.shard_tokens, "Tokens per shard")->check(CLI::PositiveNumber);
   cmd.add_option("--threads", opt.threads, "Encoding threads")->check(CLI::Range(1, 256));
   cmd.add_flag("!--no-progress", opt.progress, "Hide the progress bar");
@@ -27,24 +29,30 @@ void print_summary(const PrepareSummary& s, const TextPrepareOptions& opt) {
 void register_prepare_text(CLI::App& prepare) {
   auto opt = std::make_shared<TextPrepareOptions>();
   auto* text = prepare.add_subcommand("text", "BPE tokens from text files, directories and JSONL");
-  text->add_option("inputs", opt->inputs, "Text files, directories or .jsonl files (one document per line)")->required();
+  text->add_option("inputs", opt->inputs, "Text files, directories or .jsonl files (one document per line)")
+      ->required();
   add_common(*text, *opt);
-  text->add_option("--val-fraction", opt->val_fraction, "Share of documents for validation")->check(CLI::Range(0.0, 1.0));
+  text->add_option("--val-fraction", opt->val_fraction, "Share of documents for validation")
+      ->check(CLI::Range(0.0, 1.0));
   text->add_option("--ext", opt->extensions, "File extensions taken from directories");
   text->add_option("--jsonl-field", opt->jsonl_field, "Field of each JSONL object that holds the text");
-  text->footer("Examples:\n  ember prepare text corpus/ --tokenizer cl100k_base --out data/corpus\n"
-               "  ember prepare text docs.jsonl --tokenizer tok/my8k.tiktoken --out data/docs");
+  text->footer(
+      "Examples:\n  ember prepare text corpus/ --tokenizer cl100k_base --out data/corpus\n"
+      "  ember prepare text docs.jsonl --tokenizer tok/my8k.tiktoken --out data/docs");
   text->callback([opt] { print_summary(prepare_text(*opt), *opt); });
 
   auto copt = std::make_shared<TextPrepareOptions>();
   auto name = std::make_shared<std::string>();
-  auto* corpus = prepare.add_subcommand("corpus", "A named corpus from Debian packages: default, pydoc, linuxdoc, "
-                                                  "kjv, handbook (the last two: evaluation only)");
+  auto* corpus = prepare.add_subcommand("corpus",
+                                        "A named corpus from Debian packages: default, pydoc, linuxdoc, "
+                                        "kjv, handbook (the last two: evaluation only)");
   corpus->add_option("name", *name, "Corpus name")->required();
   add_common(*corpus, *copt);
-  corpus->footer("Examples:\n  ember tokenizer train /usr/share/doc/python3.11/html/_sources --vocab-size 8192 --out tok/8k.tiktoken\n"
-                 "  ember prepare corpus default --tokenizer tok/8k.tiktoken --out data/default\n"
-                 "  ember prepare corpus kjv --tokenizer tok/8k.tiktoken --out data/kjv");
+  corpus->footer(
+      "Examples:\n  ember tokenizer train /usr/share/doc/python3.11/html/_sources --vocab-size 8192 --out "
+      "tok/8k.tiktoken\n"
+      "  ember prepare corpus default --tokenizer tok/8k.tiktoken --out data/default\n"
+      "  ember prepare corpus kjv --tokenizer tok/8k.tiktoken --out data/kjv");
   corpus->callback([copt, name] {
     const auto src = materialize_corpus(*name, copt->out_dir / "source");
     copt->inputs = src.inputs;

@@ -22,13 +22,15 @@ struct TokenizerArgs {
 };
 
 void add_tokenizer_choice(CLI::App& cmd, TokenizerArgs& a) {
-  auto* p = cmd.add_option("--preset", a.preset, "Named tokenizer (r50k_base, p50k_base, cl100k_base, o200k_base, llama3)");
+  auto* p =
+      cmd.add_option("--preset", a.preset, "Named tokenizer (r50k_base, p50k_base, cl100k_base, o200k_base, llama3)");
   auto* f = cmd.add_option("--file", a.file, "A tiktoken rank file (e.g. one written by `ember tokenizer train`)");
   p->excludes(f);
 }
 
 Tokenizer open_tokenizer(const TokenizerArgs& a) {
-  if (a.preset.empty() == a.file.empty()) throw UsageError("tokenizer: give exactly one of --preset NAME or --file RANKS");
+  if (a.preset.empty() == a.file.empty())
+    throw UsageError("tokenizer: give exactly one of --preset NAME or --file RANKS");
   return Tokenizer(a.preset.empty() ? resolve_tokenizer(a.file) : tokenizer_preset(a.preset));
 }
 
@@ -51,8 +53,8 @@ std::vector<uint32_t> parse_ids(const std::string& text) {
     while (j < n && std::isdigit(static_cast<unsigned char>(text[j]))) ++j;
     if (j == i || j - i > 10)
       throw UsageError("tokenizer decode: expected token ids (integers) on stdin, found '" +
-                       text.substr(i, std::min<size_t>(20, text.find_first_of(" \t\r\n,]", i) - i)) +
-                       "' at byte " + std::to_string(i));
+                       text.substr(i, std::min<size_t>(20, text.find_first_of(" \t\r\n,]", i) - i)) + "' at byte " +
+                       std::to_string(i));
     const unsigned long long v = std::stoull(text.substr(i, j - i));
     if (v > 0xFFFFFFFFull) throw UsageError("tokenizer decode: token id " + text.substr(i, j - i) + " is too large");
     ids.push_back(static_cast<uint32_t>(v));
@@ -68,8 +70,9 @@ void register_encode_decode(CLI::App& tok) {
   enc->add_flag("--json", enc_args->json, "Print a JSON array instead of space-separated ids");
   enc->add_flag("--specials", enc_args->specials, "Encode special-token strings (e.g. <|endoftext|>) as their ids");
   enc->add_flag("--stats", enc_args->stats, "Print bytes, tokens and encode throughput (one thread) on stderr");
-  enc->footer("Examples:\n  echo 'Hello world' | ember tokenizer encode --preset cl100k_base\n"
-              "  ember tokenizer encode --file tok.tiktoken --json < doc.txt");
+  enc->footer(
+      "Examples:\n  echo 'Hello world' | ember tokenizer encode --preset cl100k_base\n"
+      "  ember tokenizer encode --file tok.tiktoken --json < doc.txt");
   enc->callback([enc_args] {
     const Tokenizer t = open_tokenizer(*enc_args);
     const std::string text = read_stdin();
@@ -103,12 +106,16 @@ void register_train_cmd(CLI::App& tok) {
   auto corpus = std::make_shared<std::string>();
   auto* train = tok.add_subcommand("train", "Train a byte-level BPE (GPT-2 regex) and write tiktoken ranks");
   auto* inputs = train->add_option("inputs", opt->inputs, "Text files or directories");
-  train->add_option("--corpus", *corpus, "A named corpus instead of inputs (default, pydoc, linuxdoc)")->excludes(inputs);
+  train->add_option("--corpus", *corpus, "A named corpus instead of inputs (default, pydoc, linuxdoc)")
+      ->excludes(inputs);
   train->add_option("--out", *out, "Rank file to write (a <out>.json sidecar holds regex and specials)")->required();
-  train->add_option("--vocab-size", opt->vocab_size, "Vocabulary size, including <|endoftext|>")->check(CLI::Range(257, 1 << 24));
+  train->add_option("--vocab-size", opt->vocab_size, "Vocabulary size, including <|endoftext|>")
+      ->check(CLI::Range(257, 1 << 24));
   train->add_option("--ext", opt->extensions, "File extensions taken from directories");
-  train->footer("Examples:\n  ember tokenizer train /usr/share/doc/python3.11/html/_sources --vocab-size 8192 --out tok/pydoc8k.tiktoken\n"
-                "  ember tokenizer train --corpus default --vocab-size 8192 --out tok/default8k.tiktoken");
+  train->footer(
+      "Examples:\n  ember tokenizer train /usr/share/doc/python3.11/html/_sources --vocab-size 8192 --out "
+      "tok/pydoc8k.tiktoken\n"
+      "  ember tokenizer train --corpus default --vocab-size 8192 --out tok/default8k.tiktoken");
   train->callback([opt, out, corpus] {
     const auto t0 = std::chrono::steady_clock::now();
     if (!corpus->empty()) {

@@ -33,8 +33,8 @@ void run_train(const TrainArgs& args) {
   auto summary = trainer.run();
   std::cout << "run directory: " << summary.run_dir.string() << "\n";
   if (summary.final_eval)
-    std::cout << fmt::format("final validation loss {:.4f}, perplexity {:.3f}\n",
-                             summary.final_eval->loss, summary.final_eval->perplexity);
+    std::cout << fmt::format("final validation loss {:.4f}, perplexity {:.3f}\n", summary.final_eval->loss,
+                             summary.final_eval->perplexity);
   if (summary.preempted) std::cout << "stopped early at step " << summary.step << "; resume with --resume\n";
 }
 

@@ -13,8 +13,8 @@
 namespace ember {
 
 enum class CapacityForm { kJl, kSingleConstant, kFull };
-std::string form_name(CapacityForm f);     // "jl", "single", "full"
-std::string form_formula(CapacityForm f);  // the eps(k, d) it fits
+std::string form_name(CapacityForm f);             // "jl", "single", "full"
+std::string form_formula(CapacityForm f);          // the eps(k, d) it fits
 CapacityForm parse_form(const std::string& name);  // UsageError on anything else
 
 // eps(k, d) of a form with parameters {C} or {C, a, b, c}.

@@ -38,8 +38,8 @@ CapacityReport capacity_report(const EmbeddingMatrix& matrix, const CapacityOpti
 double vocabulary_directions(const CapacityReport& r);
 std::optional<CapacityBound> feature_directions(const CapacityReport& r);
 
-nlohmann::json bounds_json(const CapacityBounds& b);   // class and labelled bounds
-nlohmann::json report_json(const CapacityReport& r);   // everything, histogram excluded
+nlohmann::json bounds_json(const CapacityBounds& b);  // class and labelled bounds
+nlohmann::json report_json(const CapacityReport& r);  // everything, histogram excluded
 std::string bounds_table(const std::vector<CapacityBounds>& rows);
 std::string comparison_table(const std::vector<CapacityReport>& reports);
 std::string formulas_legend(const FullFormConstants& constants);

@@ -17,8 +17,8 @@ struct CosineStats {
   explicit CosineStats(double shift = 0.0);
   double shift;
   int64_t count = 0;
-  double sum = 0.0;     // of (cos - shift)
-  double sum_sq = 0.0;  // of (cos - shift)^2
+  double sum = 0.0;             // of (cos - shift)
+  double sum_sq = 0.0;          // of (cos - shift)^2
   double min = 0.0, max = 0.0;  // valid when count > 0
   std::vector<int64_t> histogram;
 

@@ -30,10 +30,10 @@ struct EpsilonEstimate {
   int64_t rows = 0, dim = 0, dropped_zero_rows = 0;
   int64_t pairs = 0;  // pairs measured (all V(V-1)/2, or the sample)
   double mu = 0.0, sigma = 0.0;
-  double min_cosine = NAN, max_cosine = NAN;     // not known in moments mode
-  double ci_low = NAN, ci_high = NAN;            // sampled: confidence interval of epsilon
-  double confidence = NAN;                       // sampled: its level, e.g. 0.95
-  std::vector<int64_t> histogram;                // CosineStats::kBins bins over [-1, 1]; may be empty
+  double min_cosine = NAN, max_cosine = NAN;  // not known in moments mode
+  double ci_low = NAN, ci_high = NAN;         // sampled: confidence interval of epsilon
+  double confidence = NAN;                    // sampled: its level, e.g. 0.95
+  std::vector<int64_t> histogram;             // CosineStats::kBins bins over [-1, 1]; may be empty
   double seconds = 0.0;
 
   double epsilon() const { return mu + 2.0 * sigma; }         // docs/capacity.md: eps = mu + 2 sigma

@@ -15,8 +15,7 @@ struct GramBlock {
 
 // Calls fn for every block pair I <= J, in row-major order. `values` lives in one buffer that
 // the next block overwrites: copy what must outlive the call.
-void for_each_gram_block(const at::Tensor& rows, int64_t block,
-                         const std::function<void(const GramBlock&)>& fn);
+void for_each_gram_block(const at::Tensor& rows, int64_t block, const std::function<void(const GramBlock&)>& fn);
 
 // Unordered pairs i < j among n rows.
 inline int64_t pairs_of(int64_t n) { return n * (n - 1) / 2; }

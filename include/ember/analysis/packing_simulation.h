@@ -16,10 +16,10 @@ namespace ember {
 struct PackingPoint {
   std::string kind;  // "random" or "optimised"
   int64_t k = 0, d = 0;
-  double eps = 0.0;         // the packing's max |cos|
-  int64_t iterations = 0;   // draws (random) or Adam steps (optimised)
-  int exponent = 0;         // optimised: p of the loss
-  double lr = 0.0;          // optimised: Adam's learning rate
+  double eps = 0.0;        // the packing's max |cos|
+  int64_t iterations = 0;  // draws (random) or Adam steps (optimised)
+  int exponent = 0;        // optimised: p of the loss
+  double lr = 0.0;         // optimised: Adam's learning rate
   double seconds = 0.0;
 };
 
@@ -37,8 +37,7 @@ at::Tensor packing_gradient(const at::Tensor& v, int p, double* max_abs_cos = nu
 
 // Step callbacks report progress: (iterations done, max |cos| so far or at the current step).
 using PackingProgress = std::function<void(int64_t done, double eps)>;
-double random_packing_eps(int64_t k, int64_t d, int64_t draws, at::Device device,
-                          const PackingProgress& progress = {});
+double random_packing_eps(int64_t k, int64_t d, int64_t draws, at::Device device, const PackingProgress& progress = {});
 double optimised_packing_eps(int64_t k, int64_t d, int64_t steps, at::Device device,
                              const PackingProgress& progress = {});
 

@@ -55,7 +55,8 @@ std::vector<std::filesystem::path> checkpoints_newest_first(const std::filesyste
 void verify_checkpoint(const std::filesystem::path& dir, const std::vector<std::string>& files = {});
 // Verifies first. `tensor_components` empty: every component's tensors; else only those (e.g.
 // {"model"} for evaluation, which has no use for the optimizer state).
-CheckpointData load_checkpoint(const std::filesystem::path& dir, const std::vector<std::string>& tensor_components = {});
+CheckpointData load_checkpoint(const std::filesystem::path& dir,
+                               const std::vector<std::string>& tensor_components = {});
 // A checkpoint directory, or a run directory (its newest valid checkpoint).
 CheckpointData load_checkpoint_or_run(const std::filesystem::path& path,
                                       const std::vector<std::string>& tensor_components = {});

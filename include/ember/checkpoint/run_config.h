@@ -42,8 +42,8 @@ struct Config {
 // Merge the files (later wins), apply --set overrides, validate. Throws ConfigError.
 Config load_config(const std::vector<std::string>& files, const std::vector<std::string>& overrides);
 Config parse_config_text(const std::string& yaml_text, const std::string& origin);
-std::string to_yaml(const Config& cfg);       // fully resolved, every key
-std::string config_hash(const Config& cfg);   // sha256 of to_yaml()
+std::string to_yaml(const Config& cfg);        // fully resolved, every key
+std::string config_hash(const Config& cfg);    // sha256 of to_yaml()
 std::string model_hash(const ModelConfig& m);  // sha256 of the model section alone
 
 }  // namespace ember

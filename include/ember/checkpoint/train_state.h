@@ -9,7 +9,7 @@
 namespace ember {
 
 struct TrainState final : Stateful {
-  int64_t step = 0;           // optimizer steps completed
+  int64_t step = 0;  // optimizer steps completed
   int64_t tokens_seen = 0;
   int64_t skipped_steps = 0;  // non-finite steps skipped (train.on_nonfinite = skip)
   std::string config_hash;    // informational

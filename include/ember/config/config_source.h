@@ -14,8 +14,7 @@ namespace ember {
 class ConfigSource {
  public:
   // Later files win; then each override "a.b.c=value" (value parsed as YAML) is applied.
-  static ConfigSource load(const std::vector<std::string>& files,
-                           const std::vector<std::string>& overrides);
+  static ConfigSource load(const std::vector<std::string>& files, const std::vector<std::string>& overrides);
   static ConfigSource from_text(const std::string& yaml_text, const std::string& origin);
 
   const YAML::Node& root() const { return root_; }
@@ -23,8 +22,7 @@ class ConfigSource {
   std::string origin_of(const std::string& key_path) const;
 
  private:
-  void merge(YAML::Node into, const YAML::Node& from, const std::string& prefix,
-             const std::string& origin);
+  void merge(YAML::Node into, const YAML::Node& from, const std::string& prefix, const std::string& origin);
   void apply_override(const std::string& assignment);
 
   YAML::Node root_ = YAML::Node(YAML::NodeType::Map);

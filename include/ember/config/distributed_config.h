@@ -8,8 +8,8 @@ namespace ember {
 
 enum class Backend { automatic, gloo, nccl };
 inline std::span<const EnumName<Backend>> enum_names(Backend) {
-  static constexpr EnumName<Backend> names[] = {{Backend::automatic, "auto"}, {Backend::gloo, "gloo"},
-                                                {Backend::nccl, "nccl"}};
+  static constexpr EnumName<Backend> names[] = {
+      {Backend::automatic, "auto"}, {Backend::gloo, "gloo"}, {Backend::nccl, "nccl"}};
   return names;
 }
 

@@ -18,16 +18,14 @@ struct EnumName {
 };
 
 template <class E>
-  requires std::is_enum_v<E>
-std::string enum_name(E value) {
+requires std::is_enum_v<E> std::string enum_name(E value) {
   for (const auto& n : enum_names(E{}))
     if (n.value == value) return n.name;
   return "?";
 }
 
 template <class E>
-  requires std::is_enum_v<E>
-std::vector<std::string> enum_spellings() {
+requires std::is_enum_v<E> std::vector<std::string> enum_spellings() {
   std::vector<std::string> out;
   for (const auto& n : enum_names(E{})) out.emplace_back(n.name);
   return out;
@@ -35,7 +33,7 @@ std::vector<std::string> enum_spellings() {
 
 // The value spelled `name`; false when no value has that spelling.
 template <class E>
-  requires std::is_enum_v<E>
+requires std::is_enum_v<E>
 bool enum_from_name(std::string_view name, E& out) {
   for (const auto& n : enum_names(E{}))
     if (name == n.name) {

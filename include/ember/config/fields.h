@@ -49,7 +49,7 @@ class FieldVisitor {
   virtual void choice(const char* key, std::string& value, const std::vector<std::string>& options) = 0;
   // A closed set: an enum with enum_names().
   template <class E>
-    requires std::is_enum_v<E>
+  requires std::is_enum_v<E>
   void choice(const char* key, E& value) {
     std::string spelled = enum_name(value);
     choice(key, spelled, enum_spellings<E>());

@@ -20,7 +20,8 @@ class JsonWriter final : public FieldVisitor {
   using FieldVisitor::choice;
   void kind_sections(KindSections& sections, const std::vector<std::string>& used) override {
     for (const auto& kind : used)
-      if (KindOptions* opts = sections.find(kind)) section_with(kind.c_str(), [opts](FieldVisitor& v) { opts->fields(v); });
+      if (KindOptions* opts = sections.find(kind))
+        section_with(kind.c_str(), [opts](FieldVisitor& v) { opts->fields(v); });
   }
 
  protected:

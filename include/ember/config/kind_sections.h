@@ -80,9 +80,13 @@ struct KindChoice {
   KindSections options;
 
   template <class T>
-  T& get() { return options.get<T>(); }
+  T& get() {
+    return options.get<T>();
+  }
   template <class T>
-  const T& get() const { return options.get<T>(); }
+  const T& get() const {
+    return options.get<T>();
+  }
   // Checks the selected kind's options (path: the seam's key, e.g. "model.mixer").
   void check_selected(const ConfigChecker& c, const std::string& path) const {
     if (const KindOptions* o = options.find(kind)) o->check(c, path + "." + kind);

@@ -10,8 +10,7 @@ namespace ember {
 struct LogConfig {
   std::string dir = "runs";  // run directory = dir/name
   std::string name = "run";
-  int64_t every = 10;        // steps between console lines and metrics.jsonl records
-
+  int64_t every = 10;  // steps between console lines and metrics.jsonl records
 
   void fields(FieldVisitor& v) {
     v.field("dir", dir);

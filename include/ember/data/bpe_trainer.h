@@ -13,8 +13,8 @@ namespace ember {
 struct BpeTrainOptions {
   std::vector<std::string> inputs;                                // files or directories
   std::vector<std::string> extensions = {".txt", ".rst", ".md"};  // taken from directories
-  int64_t vocab_size = 8192;  // ranks + the one special token
-  std::string pattern;        // empty: GPT-2's
+  int64_t vocab_size = 8192;                                      // ranks + the one special token
+  std::string pattern;                                            // empty: GPT-2's
   bool progress = true;
 };
 

@@ -13,7 +13,6 @@ struct DataConfig {
   std::vector<std::string> train;
   std::vector<std::string> val;
 
-
   void fields(FieldVisitor& v) {
     v.field("train", train);
     v.field("val", val);

@@ -9,8 +9,7 @@ namespace ember {
 
 // `what` prefixes errors (e.g. "prepare"). Throws DataError for a missing input or no documents.
 std::vector<std::filesystem::path> list_documents(const std::vector<std::string>& inputs,
-                                                  const std::vector<std::string>& extensions,
-                                                  const std::string& what);
+                                                  const std::vector<std::string>& extensions, const std::string& what);
 
 // Whether a document goes to the validation split: the first 32 bits of sha256(key) as a fraction
 // of 2^32 below val_fraction. Depends only on the key, never on the order documents are found.

@@ -10,7 +10,7 @@
 namespace ember {
 
 struct BytePrepareOptions {
-  std::vector<std::string> inputs;  // files or directories (recursively)
+  std::vector<std::string> inputs;                                // files or directories (recursively)
   std::vector<std::string> extensions = {".txt", ".rst", ".md"};  // for directories
   std::filesystem::path out_dir;
   double val_fraction = 0.05;

@@ -17,7 +17,7 @@ namespace ember {
 struct TextPrepareOptions {
   std::vector<std::string> inputs;  // files or directories (recursively)
   std::vector<std::string> extensions = {".txt", ".rst", ".md", ".jsonl"};
-  std::string tokenizer;            // preset name or rank file
+  std::string tokenizer;  // preset name or rank file
   std::string jsonl_field = "text";
   std::filesystem::path out_dir;
   double val_fraction = 0.05;

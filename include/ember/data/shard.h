@@ -47,7 +47,6 @@ void write_shard(const std::filesystem::path& path, const std::vector<uint32_t>&
 // Expands files, directories (their *.bin and *.npy files, sorted) and glob patterns; a
 // "nanogpt:" prefix carries over to every file it expands to. `key` names the
 // config key in errors.
-std::vector<std::filesystem::path> resolve_shards(const std::vector<std::string>& specs,
-                                                  const std::string& key);
+std::vector<std::filesystem::path> resolve_shards(const std::vector<std::string>& specs, const std::string& key);
 
 }  // namespace ember

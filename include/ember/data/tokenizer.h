@@ -18,11 +18,11 @@
 namespace ember {
 
 struct TokenizerSpec {
-  std::string name;                         // preset name or the rank file's stem
+  std::string name;  // preset name or the rank file's stem
   std::filesystem::path ranks_file;
-  std::string pattern;                      // pre-tokenisation regex (PCRE2 syntax)
+  std::string pattern;                       // pre-tokenisation regex (PCRE2 syntax)
   std::map<std::string, uint32_t> specials;  // special token text -> id
-  int64_t n_vocab = 0;                      // 0: max(id) + 1
+  int64_t n_vocab = 0;                       // 0: max(id) + 1
 };
 
 class Tokenizer {
@@ -58,9 +58,9 @@ class Tokenizer {
 
   TokenizerSpec spec_;
   PreTokenizer pre_;
-  std::string arena_;                                      // all token bytes, back to back
-  std::vector<std::string_view> id_to_bytes_;              // rank -> bytes (into arena_)
-  std::unordered_map<std::string_view, uint32_t> ranks_;   // bytes -> rank
+  std::string arena_;                                     // all token bytes, back to back
+  std::vector<std::string_view> id_to_bytes_;             // rank -> bytes (into arena_)
+  std::unordered_map<std::string_view, uint32_t> ranks_;  // bytes -> rank
   uint32_t byte_rank_[256];
   int64_t vocab_size_ = 0;
   std::string hash_;

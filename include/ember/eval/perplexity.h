@@ -14,7 +14,7 @@ struct EvalResult {
 };
 
 // batches = 0: one full pass over the loader's windows.
-EvalResult evaluate_perplexity(LanguageModel& model, BatchLoader& loader, int64_t batches,
-                               at::Device device, bool bf16);
+EvalResult evaluate_perplexity(LanguageModel& model, BatchLoader& loader, int64_t batches, at::Device device,
+                               bool bf16);
 
 }  // namespace ember

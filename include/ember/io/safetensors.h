@@ -16,8 +16,7 @@ using TensorMap = std::map<std::string, at::Tensor>;
 void save_safetensors(const std::filesystem::path& path, const TensorMap& tensors,
                       const std::map<std::string, std::string>& metadata = {});
 // Throws CheckpointError naming the file on a malformed or truncated file.
-TensorMap load_safetensors(const std::filesystem::path& path,
-                           std::map<std::string, std::string>* metadata = nullptr);
+TensorMap load_safetensors(const std::filesystem::path& path, std::map<std::string, std::string>* metadata = nullptr);
 
 // The header alone: what a file holds, without reading the data (for multi-GB checkpoints).
 struct SafetensorsEntry {

@@ -12,9 +12,9 @@ namespace ember {
 struct BlockTrace {
   at::Tensor mixer_residual;  // x: the stream the mixer output is added to
   at::Tensor mixer_out;
-  at::Tensor mlp_residual;    // h = x + mixer_out: the stream the MLP output is added to
+  at::Tensor mlp_residual;  // h = x + mixer_out: the stream the MLP output is added to
   at::Tensor mlp_out;
-  at::Tensor mixer_input;     // RMSNorm(x): what the mixer read
+  at::Tensor mixer_input;  // RMSNorm(x): what the mixer read
 };
 
 class Block : public torch::nn::Module {

@@ -42,8 +42,8 @@ struct MlpEmbeddingShape {
 // kind cannot meet (its table alone is larger) is a ConfigError naming the key to set.
 int64_t albert_dim(const AlbertConfig& cfg, int64_t vocab, int64_t dim, int64_t budget);
 MlpEmbeddingShape flat_mlp_shape(const FlatMlpConfig& cfg, int64_t vocab, int64_t dim, int64_t budget);
-MlpEmbeddingShape factored_mlp_shape(const FactoredMlpConfig& cfg, const LevConfig& lev, int64_t vocab,
-                                     int64_t dim, int64_t budget);
+MlpEmbeddingShape factored_mlp_shape(const FactoredMlpConfig& cfg, const LevConfig& lev, int64_t vocab, int64_t dim,
+                                     int64_t budget);
 
 class AlbertEmbedding : public Embedding {
  public:

@@ -22,11 +22,11 @@ inline std::span<const EnumName<LevImpl>> enum_names(LevImpl) {
 // model.embedding.lev.*: the LEV generator; defaults are the paper's.
 struct LevConfig {
   static constexpr const char* kKind = "lev";
-  int64_t k = 3;         // digits of the compositional index
-  int64_t d_seed = 128;  // seed / codebook width d_s
-  int64_t heads = 8;     // h
-  int64_t knots = 16;    // kappa
-  int64_t rank = 64;     // r
+  int64_t k = 3;                                  // digits of the compositional index
+  int64_t d_seed = 128;                           // seed / codebook width d_s
+  int64_t heads = 8;                              // h
+  int64_t knots = 16;                             // kappa
+  int64_t rank = 64;                              // r
   LevSquash squash = LevSquash::sigmoid_half_ln;  // sigmoid(0.5 LN(.)) | sigmoid(LN(.))
   bool normalize_basis = true;
   bool learnable_knot_scale = false;

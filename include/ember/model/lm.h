@@ -9,8 +9,8 @@
 
 #include "ember/model/block.h"
 #include "ember/model/embedding.h"
-#include "ember/model/model_config.h"
 #include "ember/model/mixers/attention.h"
+#include "ember/model/model_config.h"
 #include "ember/model/rope.h"
 
 namespace ember {
@@ -22,14 +22,14 @@ class LanguageModel : public torch::nn::Module {
   at::Tensor forward(const at::Tensor& ids);  // [B, T] -> logits [B, T, V]
   // Mean next-token cross-entropy (computed in fp32) of logits(ids) against targets [B, T].
   at::Tensor loss(const at::Tensor& ids, const at::Tensor& targets);
-  at::Tensor hidden(const at::Tensor& ids);  // final-normed hidden states [B, T, D]
+  at::Tensor hidden(const at::Tensor& ids);              // final-normed hidden states [B, T, D]
   std::vector<BlockTrace> trace(const at::Tensor& ids);  // per-block residual contributions
 
   const ModelConfig& config() const { return cfg_; }
   const Rope& rope() const { return rope_; }
   Embedding& embedding() { return *embedding_; }
   std::vector<std::shared_ptr<Block>>& blocks() { return blocks_; }
-  at::Tensor head_weight() const;  // V x D; the embedding table itself when tied
+  at::Tensor head_weight() const;               // V x D; the embedding table itself when tied
   void set_attention_impl(AttentionImpl impl);  // every attention mixer (for tests)
 
   int64_t num_parameters() const;

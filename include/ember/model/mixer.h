@@ -35,7 +35,7 @@ MixerContext mixer_context(const ModelConfig& cfg, int64_t layer);
 
 struct MixerKind {
   std::string name;
-  std::string description;  // one line, for --help, inspect and errors
+  std::string description;                                             // one line, for --help, inspect and errors
   std::function<std::unique_ptr<KindOptions>()> default_options = {};  // empty: the kind has no options
   std::vector<std::string> reads = {};  // other kinds whose sections it reads (albert: {"lev"})
   std::function<std::shared_ptr<Mixer>(const MixerContext&)> make = {};

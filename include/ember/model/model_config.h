@@ -50,10 +50,10 @@ inline std::span<const EnumName<TaperSchedule>> enum_names(TaperSchedule) {
 // model.mlp.taper.*: how d_ff shrinks with depth at a fixed budget (docs/tapered.md).
 struct TaperConfig {
   TaperSchedule schedule = TaperSchedule::uniform;
-  double start = 1.5;       // rho_start: first layer width = start * d_ff
-  double end = 0.5;         // rho_end: last layer width = end * d_ff
-  double steepness = 10.0;  // sigmoid k
-  int64_t multiple_of = 16; // interior widths rounded to this multiple
+  double start = 1.5;                            // rho_start: first layer width = start * d_ff
+  double end = 0.5;                              // rho_end: last layer width = end * d_ff
+  double steepness = 10.0;                       // sigmoid k
+  int64_t multiple_of = 16;                      // interior widths rounded to this multiple
   std::vector<double> groups = {1.5, 1.0, 0.5};  // groups: factor per equal group of layers
 
   void fields(FieldVisitor& v);

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <limits>
 
-
 namespace ember {
 
 void AttentionConfig::fields(FieldVisitor& v) { v.choice("impl", impl); }
@@ -38,7 +37,8 @@ at::Tensor causal_probabilities(const at::Tensor& q, const at::Tensor& k) {
   const int64_t T = q.size(-2);
   const auto ct = q.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
   auto scores = at::matmul(q.to(ct), k.to(ct).transpose(-2, -1)) / std::sqrt(static_cast<double>(q.size(-1)));
-  auto future = at::ones({T, T}, at::TensorOptions(at::kBool).device(q.device())).triu(1);  // mask_{ij} = -inf for j > i
+  auto future =
+      at::ones({T, T}, at::TensorOptions(at::kBool).device(q.device())).triu(1);  // mask_{ij} = -inf for j > i
   return at::softmax(scores.masked_fill(future, -std::numeric_limits<double>::infinity()), -1);
 }
 }  // namespace
@@ -67,8 +67,8 @@ at::Tensor Attention::forward(const at::Tensor& x, const Rope& rope) {
     v = v.repeat_interleave(n_heads_ / n_kv_heads_, 1);
   }
   auto y = impl_ == AttentionImpl::reference ? reference_attention(q, k, v)
-                      : at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true);
-  y = y.transpose(1, 2);  // [B, T, H, d_h]
+                                             : at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true);
+  y = y.transpose(1, 2);                      // [B, T, H, d_h]
   if (wg_.defined()) y = y * gate_values(x);  // Y'_h = Y_h (.) G_h, before concat and W_O (G1)
   return at::linear(y.reshape({B, T, n_heads_ * head_dim_}), wo_);
 }
@@ -76,6 +76,5 @@ at::Tensor Attention::forward(const at::Tensor& x, const Rope& rope) {
 int64_t Attention::extra_flops_per_token(int64_t seq_len) const {
   return 2 * 2 * n_heads_ * head_dim_ * seq_len;  // QK^T and PV, forward, per query token
 }
-
 
 }  // namespace ember

@@ -10,7 +10,8 @@ ShortConv::ShortConv(const MixerContext& ctx, const ShortConvConfig& cfg) {
   const int64_t d = ctx.d_model;
   w_in_ = register_parameter("w_in", normal_parameter({d, d}, ctx.init_std));
   // Variance-preserving for independent inputs: Var(c) = k Var(w) Var(u) = Var(u).
-  taps_ = register_parameter("taps", normal_parameter({d, cfg.kernel}, 1.0 / std::sqrt(static_cast<double>(cfg.kernel))));
+  taps_ =
+      register_parameter("taps", normal_parameter({d, cfg.kernel}, 1.0 / std::sqrt(static_cast<double>(cfg.kernel))));
   w_out_ = register_parameter("w_out", normal_parameter({d, d}, ctx.out_std));
 }
 
@@ -25,7 +26,7 @@ at::Tensor causal_depthwise_conv(const at::Tensor& u, const at::Tensor& taps) {
 }
 
 at::Tensor ShortConv::forward(const at::Tensor& x, const Rope&) {
-  auto u = at::linear(x, w_in_);                                  // u = x W_in
+  auto u = at::linear(x, w_in_);                                         // u = x W_in
   return at::linear(at::silu(causal_depthwise_conv(u, taps_)), w_out_);  // y = SiLU(conv(u)) W_out
 }
 

@@ -16,8 +16,8 @@ inline std::span<const EnumName<AttentionImpl>> enum_names(AttentionImpl) {
 }
 enum class Gate { elementwise, headwise, none };
 inline std::span<const EnumName<Gate>> enum_names(Gate) {
-  static constexpr EnumName<Gate> names[] = {{Gate::elementwise, "elementwise"}, {Gate::headwise, "headwise"},
-                                             {Gate::none, "none"}};
+  static constexpr EnumName<Gate> names[] = {
+      {Gate::elementwise, "elementwise"}, {Gate::headwise, "headwise"}, {Gate::none, "none"}};
   return names;
 }
 
