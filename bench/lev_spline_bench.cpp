@@ -8,18 +8,10 @@
 #include <string>
 
 #include "ember/model/lev.h"
+#include "peak_memory.h"
 
-namespace {
-// VmHWM / VmRSS in kB from /proc/self/status.
-long status_kb(const std::string& key) {
-  std::ifstream f("/proc/self/status");
-  std::string line;
-  while (std::getline(f, line))
-    if (line.rfind(key + ":", 0) == 0) return std::stol(line.substr(key.size() + 1));
-  return -1;
-}
-void reset_peak() { std::ofstream("/proc/self/clear_refs") << "5"; }
-}  // namespace
+using ember::bench::reset_peak;
+using ember::bench::status_kb;
 
 int main(int argc, char** argv) {
   const std::string impl = argc > 1 ? argv[1] : "fused";

@@ -56,7 +56,9 @@ class SplineProduct : public torch::autograd::Function<SplineProduct> {
  public:
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& u, const at::Tensor& S,
                             bool normalize) {
-    at::Tensor m = u.is_cuda() ? spline_forward_cuda(u, S, normalize) : spline_forward_cpu(u, S, normalize);
+    at::Tensor m = u.is_meta()   ? at::empty({u.size(0), u.size(1), S.size(3)}, u.options())  // shapes only
+                   : u.is_cuda() ? spline_forward_cuda(u, S, normalize)
+                                 : spline_forward_cpu(u, S, normalize);
     ctx->save_for_backward({u, S, m});
     ctx->saved_data["normalize"] = normalize;
     return m;
@@ -66,6 +68,7 @@ class SplineProduct : public torch::autograd::Function<SplineProduct> {
     auto saved = ctx->get_saved_variables();
     const bool normalize = ctx->saved_data["normalize"].toBool();
     auto g = grads[0].contiguous();
+    if (saved[0].is_meta()) return {at::empty_like(saved[0]), at::empty_like(saved[1]), at::Tensor()};
     auto [gu, gs] = saved[0].is_cuda() ? spline_backward_cuda(g, saved[2], saved[0], saved[1], normalize)
                                        : spline_backward_cpu(g, saved[2], saved[0], saved[1], normalize);
     return {gu, gs, at::Tensor()};

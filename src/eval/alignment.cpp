@@ -18,7 +18,7 @@ AlignmentResult residual_alignment(LanguageModel& model, BatchLoader& loader, in
   std::vector<double> mixer_sum(L, 0.0), mlp_sum(L, 0.0);
   AlignmentResult result;
   for (int64_t b = 0; b < batches; ++b) {
-    auto batch = loader.next();
+    auto batch = loader.next().to(model.device());
     auto ids = batch.narrow(1, 0, batch.size(1) - 1);
     auto traces = model.trace(ids);
     for (size_t l = 0; l < L; ++l) {

@@ -19,7 +19,7 @@ AttentionDiagnostics attention_diagnostics(LanguageModel& model, BatchLoader& lo
   AttentionDiagnostics out;
   int64_t queries = 0;  // (sequence, position >= 1) pairs
   for (int64_t b = 0; b < batches; ++b) {
-    auto batch = loader.next();
+    auto batch = loader.next().to(model.device());
     auto ids = batch.narrow(1, 0, batch.size(1) - 1);
     auto traces = model.trace(ids);
     for (size_t l = 0; l < L; ++l) {

@@ -3,6 +3,15 @@
 #include <ATen/autocast_mode.h>
 
 namespace ember {
+namespace {
+bool autocast_knows(at::DeviceType t) { return t == at::kCPU || t == at::kCUDA; }
+}  // namespace
+
+bool autocast_enabled(at::Device device) {
+  return autocast_knows(device.type()) && at::autocast::is_autocast_enabled(device.type());
+}
+
+at::ScalarType autocast_dtype(at::Device device) { return at::autocast::get_autocast_dtype(device.type()); }
 
 AutocastScope::AutocastScope(at::Device device, bool enabled) : type_(device.type()), enabled_(enabled) {
   if (!enabled_) return;
@@ -17,8 +26,7 @@ AutocastScope::~AutocastScope() {
   if (!was_enabled_) at::autocast::clear_cache();
 }
 
-NoAutocastScope::NoAutocastScope(at::Device device)
-    : type_(device.type()), was_enabled_(at::autocast::is_autocast_enabled(type_)) {
+NoAutocastScope::NoAutocastScope(at::Device device) : type_(device.type()), was_enabled_(autocast_enabled(device)) {
   if (was_enabled_) at::autocast::set_autocast_enabled(type_, false);
 }
 

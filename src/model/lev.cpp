@@ -85,7 +85,9 @@ LevEmbedding::LevEmbedding(int64_t vocab, int64_t dim, const LevConfig& cfg)
 at::Tensor LevEmbedding::squashed_seeds(const at::Tensor& ids) {
   auto z = compositional_seed(codebooks_, ids, base_);                               // [N, d_s]
   auto s = at::einsum("nd,hed->nhe", {z, seed_proj_});                               // W_seed_l z, [N, h, d_s]
-  auto ln = at::layer_norm(s, {cfg_.d_seed}, {}, {}, 1e-5) * ln_weight_ + ln_bias_;  // LayerNorm_l
+  // LayerNorm_l; on the meta device (shapes only) ATen's C++ build has no layer_norm kernel.
+  auto normed = s.is_meta() ? s - s.mean(-1, true) : at::layer_norm(s, {cfg_.d_seed}, {}, {}, 1e-5);
+  auto ln = normed * ln_weight_ + ln_bias_;
   return at::sigmoid(cfg_.squash == LevSquash::sigmoid_half_ln ? 0.5 * ln : ln);     // u_l in [0, 1]^{d_s}
 }
 
@@ -99,10 +101,11 @@ at::Tensor LevEmbedding::generate(const at::Tensor& ids) {
 
 at::Tensor LevEmbedding::forward(const at::Tensor& ids) {
   auto flat = ids.reshape({-1});
-  auto [unique, inverse, counts] = at::_unique2(flat, /*sorted=*/true, /*return_inverse=*/true, false);
-  auto rows = generate(unique);  // G only for the unique ids of the batch
   auto sizes = ids.sizes().vec();
   sizes.push_back(dim_);
+  if (ids.is_meta()) return generate(flat).view(sizes);  // shapes only: no ids to deduplicate
+  auto [unique, inverse, counts] = at::_unique2(flat, /*sorted=*/true, /*return_inverse=*/true, false);
+  auto rows = generate(unique);                      // G only for the unique ids of the batch
   return rows.index_select(0, inverse).view(sizes);  // backward scatters into the unique rows
 }
 

@@ -1,6 +1,10 @@
 #include "ember/model/lm.h"
-#include "ember/model/init.h"
 
+#include <algorithm>
+
+#include "ember/model/activation_checkpoint.h"
+#include "ember/model/init.h"
+#include "ember/model/linear_cross_entropy.h"
 #include "ember/model/mixers/attention.h"
 
 namespace ember {
@@ -20,12 +24,27 @@ LanguageModel::LanguageModel(const ModelConfig& cfg)
                 ->register_parameter("weight", normal_parameter({cfg.vocab_size, cfg.d_model}, cfg.init_std));
 }
 
+at::Device LanguageModel::device() const { return final_norm_->parameters().front().device(); }
+
 at::Tensor LanguageModel::head_weight() const { return head_.defined() ? head_ : embedding_->tied_table(); }
 
 at::Tensor LanguageModel::hidden(const at::Tensor& ids) {
   auto x = embedding_->forward(ids);
-  for (auto& block : blocks_) x = block->forward(x, rope_);
+  for (size_t l = 0; l < blocks_.size(); ++l) {
+    Block* block = blocks_[l].get();
+    if (!recompute_.empty() && recompute_[l])
+      x = checkpointed([block, this](const at::Tensor& in) { return block->forward(in, rope_); }, x);
+    else
+      x = block->forward(x, rope_);
+  }
   return final_norm_->forward(x);
+}
+
+void LanguageModel::set_activation_checkpointing(ActivationCheckpointing mode, int64_t k) {
+  recompute_.assign(blocks_.size(), false);
+  for (size_t l = 0; l < blocks_.size(); ++l)
+    recompute_[l] = mode == ActivationCheckpointing::full || (mode == ActivationCheckpointing::every_k &&
+                                                              static_cast<int64_t>(l) % std::max<int64_t>(k, 1) == 0);
 }
 
 std::vector<BlockTrace> LanguageModel::trace(const at::Tensor& ids) {
@@ -41,8 +60,9 @@ at::Tensor LanguageModel::forward(const at::Tensor& ids) {
 }
 
 at::Tensor LanguageModel::loss(const at::Tensor& ids, const at::Tensor& targets) {
-  auto logits = forward(ids);
-  return at::cross_entropy_loss(logits.reshape({-1, logits.size(-1)}).to(at::kFloat), targets.reshape({-1}));
+  auto h = hidden(ids);
+  return linear_cross_entropy(h.reshape({-1, h.size(-1)}), head_weight(), targets.reshape({-1}),
+                              cfg_.embedding.output_scale, loss_chunk_rows_);
 }
 
 void LanguageModel::set_attention_impl(AttentionImpl impl) {

@@ -160,6 +160,7 @@ TrainSummary Trainer::run() {
   torch::manual_seed(static_cast<uint64_t>(cfg_.train.seed));
   model_ = std::make_shared<LanguageModel>(cfg_.model);
   model_->to(device_);
+  model_->set_activation_checkpointing(cfg_.train.activation_checkpointing, cfg_.train.activation_checkpointing_k);
   model_state_ = std::make_unique<ModuleState>(*model_);
   optimizer_ = std::make_unique<AdamW>(model_->named_parameters().pairs(), cfg_.optim);
   state_.config_hash = config_hash(cfg_);

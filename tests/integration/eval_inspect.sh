@@ -17,6 +17,18 @@ assert w["layers.1.mlp.w_down"].shape == (64, 128)
 o = load_file("runs/tiny/checkpoints/step_20/optim.safetensors")
 assert int(o["__steps__"]) == 20
 PY
+# --device and --precision: the same loss on the CPU named explicitly; bf16 autocast close to fp32;
+# CUDA is an error here (no GPU), before any work.
+"$EMBER" eval runs/tiny --batches 2 --json --device cpu >cpu.json || fail "eval --device cpu"
+"$EMBER" eval runs/tiny --batches 2 --json --device cpu --precision bf16 >bf16.json || fail "eval --precision bf16"
+"$PY" - <<'PY' || fail "eval --device / --precision"
+import json
+a, c, b = json.load(open("eval.json")), json.load(open("cpu.json")), json.load(open("bf16.json"))
+assert c["device"] == "cpu" and c["precision"] == "fp32" and c["loss"] == a["loss"], (a, c)
+assert b["precision"] == "bf16" and abs(b["loss"] - a["loss"]) < 0.05 * a["loss"] and b["loss"] != a["loss"], (a, b)
+PY
+"$PY" -c "import torch, sys; sys.exit(1 if torch.cuda.is_available() else 0)" \
+  && expect_error "--device: 'cuda' requested but no CUDA device is available" "$EMBER" eval runs/tiny --device cuda
 # inspect: the per-layer table and totals agree with the closed form.
 "$EMBER" inspect e.yaml --json >inspect.json
 "$PY" - <<'PY' || fail "inspect totals are wrong"

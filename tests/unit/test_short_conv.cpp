@@ -31,7 +31,7 @@ TEST(ShortConv, ConvolutionEqualsTheExplicitSumOverPastTokens) {
   auto want = torch::zeros_like(u);
   for (int64_t t = 0; t < 9; ++t)
     for (int64_t m = 0; m < 3 && m <= t; ++m)
-      want.select(1, t) += taps.select(1, m) * u.select(1, t - m);  // w_m u_{t-m}
+      want.select(1, t) += taps.select(1, 2 - m) * u.select(1, t - m);  // the last tap on the current token
   EXPECT_LT((c - want).abs().max().item<double>(), 1e-12);
 }
 

@@ -25,6 +25,7 @@ struct AnalyzeArgs {
   int64_t batch_size = 8;
   bool json = false;
   std::string plot;  // PNG of both curves over depth
+  std::string device = "auto";
 };
 
 // rho_l and the mixer's cosine over depth, as one chart.
@@ -52,6 +53,7 @@ struct Evaluation {
 std::unique_ptr<Evaluation> open_evaluation(const AnalyzeArgs& args) {
   auto e = std::make_unique<Evaluation>();
   e->loaded = load_trained_model(args.ckpt);
+  e->loaded.model->to(at::Device(resolve_device(args.device, "--device")));
   e->scratch = fs::temp_directory_path() / ("ember_analyze_" + std::to_string(::getpid()));
   const auto& data = e->loaded.config.data;
   auto encoder = [&data] { return dataset_encoder(data.train.empty() ? data.val : data.train, "the run's data"); };
@@ -117,6 +119,8 @@ void add_common_options(CLI::App* cmd, AnalyzeArgs& args) {
   cmd->add_option("--batches", args.batches, "Batches to average over")->check(CLI::PositiveNumber);
   cmd->add_option("--batch-size", args.batch_size, "Sequences per batch")->check(CLI::PositiveNumber);
   cmd->add_flag("--json", args.json, "Print JSON");
+  cmd->add_option("--device", args.device, "auto (CUDA when available), cpu or cuda")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
 }
 
 }  // namespace

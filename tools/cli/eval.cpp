@@ -16,6 +16,8 @@ struct EvalArgs {
   std::vector<std::string> data;
   int64_t batches = -1;
   bool json = false;
+  std::string device = "auto";
+  std::string precision;  // "": the run's train.precision
 };
 
 void run_eval(const EvalArgs& args) {
@@ -29,13 +31,18 @@ void run_eval(const EvalArgs& args) {
   o.shuffle = false;
   auto loader = open_loader(specs, args.data.empty() ? "data.val" : "--data", o, cfg.model.vocab_size);
   const int64_t batches = args.batches >= 0 ? args.batches : cfg.eval.batches;
-  auto r = evaluate_perplexity(*loaded.model, *loader, batches, at::kCPU, cfg.train.precision == Precision::bf16);
+  const at::Device device(resolve_device(args.device, "--device"));
+  loaded.model->to(device);
+  const bool bf16 = args.precision.empty() ? cfg.train.precision == Precision::bf16 : args.precision == "bf16";
+  auto r = evaluate_perplexity(*loaded.model, *loader, batches, device, bf16);
   if (args.json) {
     std::cout << nlohmann::json{{"checkpoint", loaded.checkpoint_dir.string()},
                                 {"step", loaded.step},
                                 {"loss", r.loss},
                                 {"perplexity", r.perplexity},
-                                {"tokens", r.tokens}}
+                                {"tokens", r.tokens},
+                                {"device", device.str()},
+                                {"precision", bf16 ? "bf16" : "fp32"}}
                      .dump()
               << "\n";
     return;
@@ -57,6 +64,10 @@ void register_eval(CLI::App& app) {
   cmd->add_option("--data", args->data, "Shard files, directories or globs (default: the run's data.val)");
   cmd->add_option("--batches", args->batches, "Batches to evaluate (0: all; default: eval.batches)");
   cmd->add_flag("--json", args->json, "Print one JSON object");
+  cmd->add_option("--device", args->device, "auto (CUDA when available), cpu or cuda")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  cmd->add_option("--precision", args->precision, "fp32 or bf16 (autocast; default: the run's train.precision)")
+      ->check(CLI::IsMember({"fp32", "bf16"}));
   cmd->callback([args] { run_eval(*args); });
 }
 

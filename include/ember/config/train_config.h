@@ -17,6 +17,14 @@ inline std::span<const EnumName<OnNonfinite>> enum_names(OnNonfinite) {
   static constexpr EnumName<OnNonfinite> names[] = {{OnNonfinite::stop, "stop"}, {OnNonfinite::skip, "skip"}};
   return names;
 }
+// train.activation_checkpointing: recompute blocks in backward instead of keeping their activations.
+enum class ActivationCheckpointing { none, full, every_k };
+inline std::span<const EnumName<ActivationCheckpointing>> enum_names(ActivationCheckpointing) {
+  static constexpr EnumName<ActivationCheckpointing> names[] = {{ActivationCheckpointing::none, "none"},
+                                                                {ActivationCheckpointing::full, "full"},
+                                                                {ActivationCheckpointing::every_k, "every_k"}};
+  return names;
+}
 enum class DeviceChoice { automatic, cpu, cuda };  // automatic: cuda when available
 inline std::span<const EnumName<DeviceChoice>> enum_names(DeviceChoice) {
   static constexpr EnumName<DeviceChoice> names[] = {
@@ -34,6 +42,8 @@ struct TrainConfig {
   OnNonfinite on_nonfinite = OnNonfinite::stop;
   int64_t threads = 0;  // intra-op threads; 0 = LibTorch default
   DeviceChoice device = DeviceChoice::automatic;
+  ActivationCheckpointing activation_checkpointing = ActivationCheckpointing::none;
+  int64_t activation_checkpointing_k = 2;  // every_k: blocks 0, k, 2k, ... are recomputed
 
   void fields(FieldVisitor& v) {
     v.field("steps", steps, Bound::positive());
@@ -45,6 +55,8 @@ struct TrainConfig {
     v.choice("on_nonfinite", on_nonfinite);
     v.field("threads", threads, Bound::non_negative());
     v.choice("device", device);
+    v.choice("activation_checkpointing", activation_checkpointing);
+    v.field("activation_checkpointing_k", activation_checkpointing_k, Bound::positive());
   }
   int64_t tokens_per_step() const { return micro_batch * seq_len * grad_accum; }
 };

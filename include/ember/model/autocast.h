@@ -4,6 +4,11 @@
 
 namespace ember {
 
+// Whether autocast is on for the device (false for devices autocast does not know, e.g. meta),
+// and the dtype it casts to.
+bool autocast_enabled(at::Device device);
+at::ScalarType autocast_dtype(at::Device device);
+
 class AutocastScope {
  public:
   AutocastScope(at::Device device, bool enabled);

@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "ember/config/train_config.h"
 #include "ember/model/block.h"
 #include "ember/model/embedding.h"
 #include "ember/model/mixers/attention.h"
@@ -20,17 +21,23 @@ class LanguageModel : public torch::nn::Module {
   explicit LanguageModel(const ModelConfig& cfg);
 
   at::Tensor forward(const at::Tensor& ids);  // [B, T] -> logits [B, T, V]
-  // Mean next-token cross-entropy (computed in fp32) of logits(ids) against targets [B, T].
+  // Mean next-token cross-entropy of logits(ids) against targets [B, T], in fp32 (fp64 for an fp64
+  // model), computed in chunks of rows without the whole [B T, V] logits (linear_cross_entropy.h).
   at::Tensor loss(const at::Tensor& ids, const at::Tensor& targets);
   at::Tensor hidden(const at::Tensor& ids);              // final-normed hidden states [B, T, D]
   std::vector<BlockTrace> trace(const at::Tensor& ids);  // per-block residual contributions
 
   const ModelConfig& config() const { return cfg_; }
+  at::Device device() const;  // where the parameters are
   const Rope& rope() const { return rope_; }
   Embedding& embedding() { return *embedding_; }
   std::vector<std::shared_ptr<Block>>& blocks() { return blocks_; }
   at::Tensor head_weight() const;               // V x D; the embedding table itself when tied
   void set_attention_impl(AttentionImpl impl);  // every attention mixer (for tests)
+  // Blocks whose activations are recomputed in backward (activation_checkpoint.h): none, all, or
+  // every k-th; and the rows of logits per chunk of the loss (0: about 256 MB of fp32 logits).
+  void set_activation_checkpointing(ActivationCheckpointing mode, int64_t k = 1);
+  void set_loss_chunk_rows(int64_t rows) { loss_chunk_rows_ = rows; }
 
   int64_t num_parameters() const;
   int64_t num_embedding_parameters() const;  // input side only
@@ -43,7 +50,9 @@ class LanguageModel : public torch::nn::Module {
   std::shared_ptr<Embedding> embedding_;
   std::vector<std::shared_ptr<Block>> blocks_;
   std::shared_ptr<RMSNorm> final_norm_;
-  at::Tensor head_;  // undefined when tied
+  at::Tensor head_;              // undefined when tied
+  std::vector<bool> recompute_;  // per block: activation checkpointing
+  int64_t loss_chunk_rows_ = 0;
 };
 
 }  // namespace ember

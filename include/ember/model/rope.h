@@ -1,7 +1,14 @@
 // Rotary position embedding, rotate-half convention (docs/mixers.md, attention):
 // omega_i = base^(-2i/d_h), RoPE(x, p) = [x_a cos - x_b sin, x_b cos + x_a sin].
+// Tables are made on the input's device on first use (so a model moved to a GPU needs nothing
+// moved by hand); the rotation runs in fp32 for fp32 and lower-precision inputs, as Python does,
+// and in fp64 for fp64 inputs. The result has that dtype.
 #pragma once
 #include <ATen/ATen.h>
+
+#include <map>
+#include <string>
+#include <utility>
 
 namespace ember {
 
@@ -13,7 +20,9 @@ class Rope {
   int64_t max_seq_len() const { return cos_.size(0); }
 
  private:
-  at::Tensor cos_, sin_;  // [max_seq_len, d_h/2], fp32
+  const std::pair<at::Tensor, at::Tensor>& tables(const at::Device& device, at::ScalarType dtype) const;
+  at::Tensor cos_, sin_;  // [max_seq_len, d_h/2], fp64 masters on the CPU
+  mutable std::map<std::pair<std::string, at::ScalarType>, std::pair<at::Tensor, at::Tensor>> cache_;
 };
 
 }  // namespace ember

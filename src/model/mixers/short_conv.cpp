@@ -16,13 +16,16 @@ ShortConv::ShortConv(const MixerContext& ctx, const ShortConvConfig& cfg) {
 }
 
 at::Tensor causal_depthwise_conv(const at::Tensor& u, const at::Tensor& taps) {
-  const int64_t k = taps.size(1);
-  // conv1d correlates: output t reads padded inputs t .. t+k-1, i.e. u_{t-k+1} .. u_t, so the
-  // taps are reversed to put w_m on u_{t-m}; k - 1 zeros on the left keep it causal.
-  auto padded = at::constant_pad_nd(u.transpose(1, 2), {k - 1, 0});  // [B, d, T + k - 1]
-  auto c = at::conv1d(padded, taps.flip(1).unsqueeze(1), std::nullopt, at::IntArrayRef{1}, at::IntArrayRef{0},
-                      at::IntArrayRef{1}, taps.size(0));
-  return c.transpose(1, 2);  // c_t = sum_m w_m (.) u_{t-m}
+  const int64_t k = taps.size(1), T = u.size(1);
+  // k - 1 zeros before the first token keep it causal; window j of the padded sequence holds
+  // u_{t-k+1+j} at position t, weighed by tap j (k multiply-adds: k is a handful).
+  const auto padded = at::constant_pad_nd(u, {0, 0, k - 1, 0});  // [B, T + k - 1, d]
+  at::Tensor c;
+  for (int64_t j = 0; j < k; ++j) {
+    auto term = padded.narrow(1, j, T) * taps.select(1, j);
+    c = c.defined() ? c + term : term;
+  }
+  return c;  // c_t = sum_j w_j (.) u_{t-k+1+j}
 }
 
 at::Tensor ShortConv::forward(const at::Tensor& x, const Rope&) {

@@ -1,6 +1,6 @@
 // Mixer kind `short_conv`: a causal depthwise convolution over the last `kernel` tokens between two
 // projections, with no attention at all (docs/mixers.md):
-//   u = x W_in,   c_t = sum_{m=0}^{k-1} w_m (.) u_{t-m}  (u_s = 0 for s < 0),   y = SiLU(c) W_out
+//   u = x W_in,   c_t = sum_{j=0}^{k-1} w_j (.) u_{t-k+1+j}  (u_s = 0 for s < 0),   y = SiLU(c) W_out
 // The ablations' "local mixing only" control, and the short convolution Titans puts on q, k and v.
 // It is also the worked example of docs/extending.md: one file pair and one registry row.
 #pragma once
@@ -23,7 +23,7 @@ class ShortConv : public Mixer {
   // The convolution's 2 d k FLOPs per token are those of its [d, k] weight, counted with the
   // parameters; nothing else grows with the sequence.
   int64_t extra_flops_per_token(int64_t seq_len) const override { return 0; }
-  // w [d, k]: column m weighs the token m steps back.
+  // w [d, k]: column j weighs the token k-1-j steps back (the last column, the current token).
   const at::Tensor& taps() const { return taps_; }
 
  private:

@@ -1,0 +1,19 @@
+// The language-model loss without the [N, V] logits: mean_i CE(s h_i W^T, y_i), computed over
+// chunks of rows. The forward pass of each chunk also forms its gradient, (softmax - onehot) / N,
+// and folds it at once into dL/dh (the chunk's rows) and dL/dW (accumulated), so at most one
+// chunk of logits exists at a time and backward only scales the two stored gradients by the
+// incoming one. Matmuls run in the autocast dtype when autocast is on (bf16), softmax and
+// log-sum-exp in fp32 (fp64 for fp64 inputs). Without a graph (evaluation) only the loss is formed.
+#pragma once
+#include <ATen/ATen.h>
+
+namespace ember {
+
+// Rows of logits per chunk so that one chunk of fp32 logits takes about `budget_bytes`.
+int64_t cross_entropy_chunk_rows(int64_t vocab, int64_t budget_bytes = int64_t{256} << 20);
+
+// hidden [N, D], weight [V, D], targets [N] (int64) -> the mean loss (a scalar, fp32 or fp64).
+at::Tensor linear_cross_entropy(const at::Tensor& hidden, const at::Tensor& weight, const at::Tensor& targets,
+                                double scale = 1.0, int64_t chunk_rows = 0);
+
+}  // namespace ember

@@ -1,0 +1,112 @@
+// The chunked linear cross-entropy (model/linear_cross_entropy.h) against the materialised
+// reference at::cross_entropy_loss(s h W^T, y): loss and both gradients in float64 for chunk sizes
+// that do and do not divide N, with an incoming gradient other than 1; fp32 and bf16 autocast
+// against the same path as Python takes; no graph in evaluation; the model's loss equals CE of its
+// logits, tied and untied.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "ember/checkpoint/parameters.h"
+#include "ember/model/autocast.h"
+#include "ember/model/linear_cross_entropy.h"
+#include "ember/model/lm.h"
+
+namespace {
+
+struct Grads {
+  at::Tensor loss, h, w;
+};
+
+template <class LossFn>
+Grads run(const at::Tensor& h0, const at::Tensor& w0, LossFn loss_fn, double upstream) {
+  auto h = h0.clone().requires_grad_(), w = w0.clone().requires_grad_();
+  auto loss = loss_fn(h, w);
+  (loss * upstream).backward();
+  return {loss.detach(), h.grad(), w.grad()};
+}
+
+double rel(const at::Tensor& a, const at::Tensor& b) {
+  return (a.to(at::kDouble) - b.to(at::kDouble)).norm().item<double>() / b.to(at::kDouble).norm().item<double>();
+}
+
+}  // namespace
+
+TEST(LinearCrossEntropy, EqualsTheMaterialisedLossAndGradientsInFloat64) {
+  torch::manual_seed(1);
+  const int64_t N = 10, D = 6, V = 13;
+  auto h = torch::randn({N, D}, torch::kDouble), w = torch::randn({V, D}, torch::kDouble);
+  auto y = torch::randint(0, V, {N}, torch::kLong);
+  for (double scale : {1.0, 0.37}) {
+    auto ref = run(
+        h, w, [&](auto& a, auto& b) { return at::cross_entropy_loss(at::linear(a, b) * scale, y); }, 3.0);
+    for (int64_t rows : {1, 3, 7, 10, 100}) {
+      auto got = run(
+          h, w, [&](auto& a, auto& b) { return ember::linear_cross_entropy(a, b, y, scale, rows); }, 3.0);
+      EXPECT_NEAR(got.loss.item<double>(), ref.loss.item<double>(), 1e-12) << rows;
+      EXPECT_LT((got.h - ref.h).abs().max().item<double>(), 1e-12) << rows;
+      EXPECT_LT((got.w - ref.w).abs().max().item<double>(), 1e-12) << rows;
+    }
+  }
+}
+
+TEST(LinearCrossEntropy, Fp32AndBf16AutocastMatchThePathPythonTakes) {
+  torch::manual_seed(2);
+  const int64_t N = 64, D = 32, V = 300;
+  auto h = torch::randn({N, D}), w = 0.2 * torch::randn({V, D});
+  auto y = torch::randint(0, V, {N}, torch::kLong);
+  auto ref64 = run(
+      h.to(torch::kDouble), w.to(torch::kDouble),
+      [&](auto& a, auto& b) { return at::cross_entropy_loss(at::linear(a, b), y); }, 1.0);
+  auto got = run(
+      h, w, [&](auto& a, auto& b) { return ember::linear_cross_entropy(a, b, y, 1.0, 17); }, 1.0);
+  EXPECT_EQ(got.loss.scalar_type(), at::kFloat);
+  EXPECT_NEAR(got.loss.item<double>(), ref64.loss.item<double>(), 1e-5);
+  EXPECT_LT(rel(got.h, ref64.h), 1e-5);
+  EXPECT_LT(rel(got.w, ref64.w), 1e-5);
+  // bf16 autocast: logits from a bf16 matmul, loss in fp32 (as `F.cross_entropy(model(x).float(), y)`).
+  ember::AutocastScope bf16(at::kCPU, true);
+  auto ref = run(
+      h, w, [&](auto& a, auto& b) { return at::cross_entropy_loss(at::linear(a, b).to(at::kFloat), y); }, 1.0);
+  auto amp = run(
+      h, w, [&](auto& a, auto& b) { return ember::linear_cross_entropy(a, b, y, 1.0, 17); }, 1.0);
+  EXPECT_EQ(amp.loss.scalar_type(), at::kFloat);
+  EXPECT_NEAR(amp.loss.item<double>(), ref.loss.item<double>(), 1e-5 * ref.loss.item<double>());
+  EXPECT_LT(rel(amp.h, ref.h), 2e-2);
+  EXPECT_LT(rel(amp.w, ref.w), 2e-2);
+  EXPECT_EQ(amp.h.scalar_type(), at::kFloat);  // gradients come back in the parameters' dtype
+}
+
+TEST(LinearCrossEntropy, EvaluationBuildsNoGraphAndGivesTheSameLoss) {
+  torch::manual_seed(3);
+  auto h = torch::randn({9, 4}).requires_grad_(), w = torch::randn({11, 4}).requires_grad_();
+  auto y = torch::randint(0, 11, {9}, torch::kLong);
+  const double with_graph = ember::linear_cross_entropy(h, w, y, 1.0, 4).item<double>();
+  torch::NoGradGuard no_grad;
+  auto loss = ember::linear_cross_entropy(h, w, y, 1.0, 4);
+  EXPECT_FALSE(loss.requires_grad());
+  EXPECT_DOUBLE_EQ(loss.item<double>(), with_graph);
+  EXPECT_GT(ember::cross_entropy_chunk_rows(200376), 100);  // ~256 MB of fp32 logits per chunk
+  EXPECT_LT(ember::cross_entropy_chunk_rows(200376), 400);
+}
+
+TEST(LinearCrossEntropy, TheModelLossEqualsCrossEntropyOfItsLogitsTiedAndUntied) {
+  for (std::string kind : {"tied", "untied"}) {
+    ember::ModelConfig c;
+    c.vocab_size = 40, c.d_model = 16, c.n_layers = 1, c.n_heads = 2, c.max_seq_len = 16, c.mlp.d_ff = 32;
+    c.embedding.kind = kind;
+    c.embedding.output_scale = 0.5;
+    torch::manual_seed(4);
+    ember::LanguageModel a(c), b(c);
+    ember::load_parameters(b, ember::module_tensors(a), "copy");  // the same weights
+    a.to(torch::kDouble), b.to(torch::kDouble);
+    auto ids = torch::randint(0, 40, {2, 8}, torch::kLong), targets = torch::randint(0, 40, {2, 8}, torch::kLong);
+    auto la = a.loss(ids, targets);
+    auto logits = b.forward(ids);
+    auto lb = at::cross_entropy_loss(logits.reshape({-1, 40}), targets.reshape({-1}));
+    EXPECT_NEAR(la.item<double>(), lb.item<double>(), 1e-12) << kind;
+    la.backward(), lb.backward();
+    auto pa = a.named_parameters(), pb = b.named_parameters();
+    for (const auto& p : pa)
+      EXPECT_LT((p.value().grad() - pb[p.key()].grad()).abs().max().item<double>(), 1e-12) << kind << " " << p.key();
+  }
+}
