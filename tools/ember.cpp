@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   app.footer("Run 'ember <command> --help' for a command's options and examples.");
   ember::cli::register_train(app);
   ember::cli::register_eval(app);
+  ember::cli::register_generate(app);
   ember::cli::register_prepare(app);
   ember::cli::register_inspect(app);
   ember::cli::register_config(app);

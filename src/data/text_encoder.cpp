@@ -21,6 +21,23 @@ std::vector<uint32_t> TextEncoder::encode(std::string_view text) const {
   return bpe_ ? bpe_->encode(text) : byte_tokens(text);
 }
 
+std::string TextEncoder::decode(const std::vector<uint32_t>& ids) const {
+  if (bpe_) return bpe_->decode(ids);
+  std::string out;
+  out.reserve(ids.size());
+  for (const uint32_t id : ids) {
+    if (id >= kByteVocabSize) throw DataError("byte-level decode: id " + std::to_string(id) + " is not a byte");
+    out.push_back(static_cast<char>(id));
+  }
+  return out;
+}
+
+bool TextEncoder::document_separator(uint32_t& id) const {
+  if (bpe_) return bpe_->document_separator(id);
+  id = kByteDocumentSeparator;
+  return true;
+}
+
 std::string TextEncoder::name() const { return bpe_ ? bpe_->name() : "bytes"; }
 
 int64_t TextEncoder::vocab_size() const { return bpe_ ? bpe_->vocab_size() : kByteVocabSize; }

@@ -19,6 +19,17 @@ at::Tensor Block::forward(const at::Tensor& x, const Rope& rope, BlockTrace* tra
   return h + m;
 }
 
+at::Tensor Block::decode(const at::Tensor& x, const Rope& rope, std::unique_ptr<MixerState>& state) {
+  auto h = x + mixer_->decode(mixer_norm_->forward(x), rope, state);
+  return h + mlp_->forward(mlp_norm_->forward(h));
+}
+
+double Block::activation_bytes_per_token(int64_t elem) const {
+  const double width = static_cast<double>(mixer_norm_->parameters().front().size(0));
+  const double norm = 8.0 * width + (elem < 4 ? static_cast<double>(elem) * width : 0.0);  // x, RMSNorm(x), cast
+  return 2 * norm + mixer_->activation_bytes_per_token(elem) + mlp_->activation_bytes_per_token(elem);
+}
+
 double Block::forward_flops_per_token(int64_t seq_len) const {
   double matmul = 0;
   for (const auto* part :

@@ -54,8 +54,18 @@ std::vector<BlockTrace> LanguageModel::trace(const at::Tensor& ids) {
   return traces;
 }
 
-at::Tensor LanguageModel::forward(const at::Tensor& ids) {
-  auto logits = at::linear(hidden(ids), head_weight());
+at::Tensor LanguageModel::forward(const at::Tensor& ids) { return logits_of(hidden(ids)); }
+
+at::Tensor LanguageModel::decode(const at::Tensor& ids, DecodeState& state) {
+  if (state.layers.empty()) state.layers.resize(blocks_.size());
+  auto x = embedding_->forward(ids);
+  for (size_t l = 0; l < blocks_.size(); ++l) x = blocks_[l]->decode(x, rope_, state.layers[l]);
+  state.position += ids.size(1);
+  return logits_of(final_norm_->forward(x));
+}
+
+at::Tensor LanguageModel::logits_of(const at::Tensor& hidden) const {
+  auto logits = at::linear(hidden, head_weight());
   return cfg_.embedding.output_scale == 1.0 ? logits : logits * cfg_.embedding.output_scale;
 }
 

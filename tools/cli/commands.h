@@ -20,6 +20,7 @@ std::string kinds_help();
 
 void register_train(CLI::App& app);
 void register_eval(CLI::App& app);
+void register_generate(CLI::App& app);
 void register_prepare(CLI::App& app);
 void register_inspect(CLI::App& app);
 void register_config(CLI::App& app);

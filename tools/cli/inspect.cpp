@@ -5,6 +5,7 @@
 #include "cli/commands.h"
 #include "ember/checkpoint/run_config.h"
 #include "ember/model/summary.h"
+#include "ember/train/memory_estimate.h"
 #include "ember/util/error.h"
 
 namespace ember::cli {
@@ -14,7 +15,48 @@ struct InspectArgs {
   std::vector<std::string> configs;  // one model each (1 or 2)
   ConfigArgs common;                 // -c base files merged under each, --set applied to each
   bool json = false;
+  bool memory = false;  // --memory: per-process training memory; 0 / "" below: the config's value
+  int64_t micro_batch = 0, seq_len = 0, zero = 0, world = 1;
+  std::string precision, checkpointing;
+  double device_gb = 80.0;
 };
+
+// The memory options of a config, with the command line's overrides.
+MemoryOptions memory_options(const Config& cfg, const InspectArgs& a) {
+  MemoryOptions o;
+  o.micro_batch = a.micro_batch > 0 ? a.micro_batch : cfg.train.micro_batch;
+  o.seq_len = a.seq_len > 0 ? a.seq_len : cfg.train.seq_len;
+  o.precision = cfg.train.precision;
+  if (!a.precision.empty()) enum_from_name(a.precision, o.precision);
+  o.checkpointing = cfg.train.activation_checkpointing;
+  if (!a.checkpointing.empty()) enum_from_name(a.checkpointing, o.checkpointing);
+  o.checkpointing_k = cfg.train.activation_checkpointing_k;
+  o.zero = a.zero;
+  o.world = a.world;
+  return o;
+}
+
+nlohmann::json memory_json(const Config& cfg, const InspectArgs& a) {
+  const MemoryOptions o = memory_options(cfg, a);
+  nlohmann::json j = estimate_training_memory(cfg.model, o).to_json();
+  j["micro_batch"] = o.micro_batch, j["seq_len"] = o.seq_len, j["precision"] = enum_name(o.precision);
+  j["activation_checkpointing"] = enum_name(o.checkpointing), j["zero"] = o.zero, j["world"] = o.world;
+  j["device_gb"] = a.device_gb;
+  j["fits"] = j["total"].get<double>() <= a.device_gb * 1e9;
+  return j;
+}
+
+void print_memory(const nlohmann::json& m) {
+  std::cout << fmt::format("training memory per process: micro-batch {} x {} tokens, {}, checkpointing {}, ZeRO-{} over "
+                           "{} rank(s)\n",
+                           m["micro_batch"].get<int64_t>(), m["seq_len"].get<int64_t>(),
+                           m["precision"].get<std::string>(), m["activation_checkpointing"].get<std::string>(),
+                           m["zero"].get<int64_t>(), m["world"].get<int64_t>());
+  for (const char* k : {"parameters", "gradients", "optimizer", "autocast_copies", "activations", "loss", "total"})
+    std::cout << fmt::format("  {:<16} {:>9.2f} GB\n", k, m[k].get<double>() / 1e9);
+  std::cout << fmt::format("  {} a device of {:.0f} GB (allocator slack, CUDA context and buffers not counted)\n",
+                           m["fits"].get<bool>() ? "fits" : "does NOT fit", m["device_gb"].get<double>());
+}
 
 // Parameters and FLOPs of one config, counted on a shape-only instance of the real model.
 nlohmann::json describe(const std::string& file, const InspectArgs& args) {
@@ -23,6 +65,7 @@ nlohmann::json describe(const std::string& file, const InspectArgs& args) {
   Config cfg = load_config(files, args.common.overrides);
   nlohmann::json out = summarize_model(cfg.model, cfg.train.seq_len).to_json();
   out["config"] = file;
+  if (args.memory) out["memory"] = memory_json(cfg, args);
   return out;
 }
 
@@ -60,6 +103,7 @@ void print_one(const nlohmann::json& m) {
   }
   std::cout << fmt::format("training FLOPs/token at T={}: {}\n", m["seq_len"].get<int64_t>(),
                            human(m["train_flops_per_token"].get<double>()));
+  if (m.contains("memory")) print_memory(m["memory"]);
 }
 
 void print_diff(const nlohmann::json& a, const nlohmann::json& b) {
@@ -81,6 +125,11 @@ void print_diff(const nlohmann::json& a, const nlohmann::json& b) {
     if (m->contains("lev_budget_params")) {
       std::cout << (m == &a ? "A" : "B") << " embedding";
       print_lev_match(*m);
+    }
+  for (const auto* m : {&a, &b})
+    if (m->contains("memory")) {
+      std::cout << (m == &a ? "A " : "B ");
+      print_memory((*m)["memory"]);
     }
 }
 
@@ -107,7 +156,8 @@ void register_inspect(CLI::App& app) {
       "Examples:\n"
       "  ember inspect configs/tiny.yaml\n"
       "  ember inspect configs/tapered/cpu.yaml --set model.mlp.taper.schedule=cosine --json\n"
-      "  ember inspect -c configs/tapered/440m.yaml configs/tapered/uniform.yaml configs/tapered/cosine.yaml\n\n" +
+      "  ember inspect -c configs/tapered/440m.yaml configs/tapered/uniform.yaml configs/tapered/cosine.yaml\n"
+      "  ember inspect configs/tapered/1.3b.yaml --memory --precision bf16 --zero 1 --world 8\n\n" +
       kinds_help());
   auto args = std::make_shared<InspectArgs>();
   cmd->add_option("configs", args->configs, "Config file of a model; two files compare two models")->required();
@@ -116,6 +166,21 @@ void register_inspect(CLI::App& app) {
   cmd->add_option("--set", args->common.overrides, "Override a key in every model, e.g. --set model.n_layers=12")
       ->allow_extra_args(false);
   cmd->add_flag("--json", args->json, "Print JSON");
+  cmd->add_flag("--memory", args->memory, "Estimate the memory one training process holds (see the options below)");
+  cmd->add_option("--micro-batch", args->micro_batch, "Sequences per micro-batch (default: train.micro_batch)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--seq-len", args->seq_len, "Tokens per sequence (default: train.seq_len)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--precision", args->precision, "fp32 or bf16 (default: train.precision)")
+      ->check(CLI::IsMember(enum_spellings<Precision>()));
+  cmd->add_option("--checkpointing", args->checkpointing,
+                  "none, full or every_k (default: train.activation_checkpointing)")
+      ->check(CLI::IsMember(enum_spellings<ActivationCheckpointing>()));
+  cmd->add_option("--zero", args->zero, "0 (replicated optimizer state) or 1 (ZeRO-1: sharded over --world)")
+      ->check(CLI::Range(0, 1));
+  cmd->add_option("--world", args->world, "Data-parallel ranks")->check(CLI::PositiveNumber);
+  cmd->add_option("--device-gb", args->device_gb, "Device memory to compare with (default 80)")
+      ->check(CLI::PositiveNumber);
   cmd->callback([args] { run_inspect(*args); });
 }
 

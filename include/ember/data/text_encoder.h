@@ -19,6 +19,10 @@ class TextEncoder {
   explicit TextEncoder(std::shared_ptr<const Tokenizer> bpe);
   // One document: its ids (ordinary text; special-token strings are encoded as text).
   std::vector<uint32_t> encode(std::string_view text) const;
+  // The bytes of ids (byte-level: id = byte); DataError for an id outside the vocabulary.
+  std::string decode(const std::vector<uint32_t>& ids) const;
+  // The id that ends a document, if the encoder has one (bytes: 0; BPE: <|endoftext|> and kin).
+  bool document_separator(uint32_t& id) const;
   std::string name() const;
   int64_t vocab_size() const;
 

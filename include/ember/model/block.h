@@ -21,8 +21,14 @@ class Block : public torch::nn::Module {
  public:
   Block(const ModelConfig& cfg, int64_t layer, int64_t d_ff);
   at::Tensor forward(const at::Tensor& x, const Rope& rope, BlockTrace* trace = nullptr);
+  // The next tokens of sequences whose earlier ones the mixer's `state` holds (Mixer::decode).
+  at::Tensor decode(const at::Tensor& x, const Rope& rope, std::unique_ptr<MixerState>& state);
   // Forward FLOPs per token at sequence length T: 2 per matmul weight + the mixer's own.
   double forward_flops_per_token(int64_t seq_len) const;
+  // Bytes per token the block keeps for backward (activations of `elem` bytes; the residual stream
+  // and norms stay fp32): each RMSNorm keeps its input and output (fp32) and, under autocast, the
+  // low-precision copy the next matmul keeps; then the mixer's and the MLP's own.
+  double activation_bytes_per_token(int64_t elem) const;
   Mixer& mixer() { return *mixer_; }
   SwiGLU& mlp() { return *mlp_; }
 

@@ -16,11 +16,20 @@
 
 namespace ember {
 
+// The state of incremental decoding: one mixer state per block and the tokens seen.
+struct DecodeState {
+  std::vector<std::unique_ptr<MixerState>> layers;
+  int64_t position = 0;
+};
+
 class LanguageModel : public torch::nn::Module {
  public:
   explicit LanguageModel(const ModelConfig& cfg);
 
   at::Tensor forward(const at::Tensor& ids);  // [B, T] -> logits [B, T, V]
+  // Logits of the next tokens ids [B, T] of sequences whose earlier tokens `state` holds, updating
+  // it (KV caches and other mixer states): the same rows forward() gives over the whole sequence.
+  at::Tensor decode(const at::Tensor& ids, DecodeState& state);
   // Mean next-token cross-entropy of logits(ids) against targets [B, T], in fp32 (fp64 for an fp64
   // model), computed in chunks of rows without the whole [B T, V] logits (linear_cross_entropy.h).
   at::Tensor loss(const at::Tensor& ids, const at::Tensor& targets);
@@ -38,6 +47,8 @@ class LanguageModel : public torch::nn::Module {
   // every k-th; and the rows of logits per chunk of the loss (0: about 256 MB of fp32 logits).
   void set_activation_checkpointing(ActivationCheckpointing mode, int64_t k = 1);
   void set_loss_chunk_rows(int64_t rows) { loss_chunk_rows_ = rows; }
+
+  at::Tensor logits_of(const at::Tensor& hidden) const;  // s h W^T
 
   int64_t num_parameters() const;
   int64_t num_embedding_parameters() const;  // input side only

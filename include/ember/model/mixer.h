@@ -15,11 +15,24 @@
 
 namespace ember {
 
+// What a mixer carries from one decoding call to the next for a batch of sequences (a KV cache, a
+// convolution window, a memory state); the mixer makes it on the first call.
+struct MixerState {
+  virtual ~MixerState() = default;
+  int64_t position = 0;  // tokens seen so far
+};
+
 class Mixer : public torch::nn::Module {
  public:
   virtual at::Tensor forward(const at::Tensor& x, const Rope& rope) = 0;
+  // The outputs for the next T tokens x [B, T, D] of sequences whose earlier tokens `state` holds
+  // (null: none yet), updating it: the same rows as forward() over the whole sequence gives.
+  virtual at::Tensor decode(const at::Tensor& x, const Rope& rope, std::unique_ptr<MixerState>& state) = 0;
   // Forward FLOPs per token beyond the parameter matmuls (e.g. attention scores), at length T.
   virtual int64_t extra_flops_per_token(int64_t seq_len) const = 0;
+  // Bytes per token the mixer's forward keeps for backward, its input excepted (the block counts
+  // that), when activations are `elem` bytes (4 fp32, 2 under bf16 autocast): for `ember inspect --memory`.
+  virtual double activation_bytes_per_token(int64_t elem) const = 0;
 };
 
 // What every mixer is built from: the chassis sizes of its layer and the seam's config (a factory

@@ -10,6 +10,8 @@ class SwiGLU : public torch::nn::Module {
   SwiGLU(int64_t d_model, int64_t d_ff, double init_std, double out_std);
   at::Tensor forward(const at::Tensor& x);
   int64_t d_ff() const { return w_up_.size(0); }
+  // Kept for backward per token, the input excepted: gate, up, SiLU(gate) and their product.
+  double activation_bytes_per_token(int64_t elem) const { return 4.0 * elem * d_ff(); }
 
  private:
   at::Tensor w_gate_, w_up_, w_down_;

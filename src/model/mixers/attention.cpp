@@ -57,20 +57,56 @@ at::Tensor Attention::reference_attention(const at::Tensor& q, const at::Tensor&
   return at::matmul(causal_probabilities(q, k).to(v.scalar_type()), v);
 }
 
-at::Tensor Attention::forward(const at::Tensor& x, const Rope& rope) {
-  const int64_t B = x.size(0), T = x.size(1);
-  auto q = rope.apply(heads(x, wq_, n_heads_));
-  auto k = rope.apply(heads(x, wk_, n_kv_heads_));
-  auto v = heads(x, wv_, n_kv_heads_);
+at::Tensor Attention::attend(const at::Tensor& x, const at::Tensor& q, at::Tensor k, at::Tensor v) const {
+  const int64_t B = x.size(0), T = x.size(1), Tk = k.size(2);
   if (n_kv_heads_ != n_heads_) {  // GQA: each KV head serves n_heads/n_kv_heads query heads
     k = k.repeat_interleave(n_heads_ / n_kv_heads_, 1);
     v = v.repeat_interleave(n_heads_ / n_kv_heads_, 1);
   }
-  auto y = impl_ == AttentionImpl::reference ? reference_attention(q, k, v)
-                                             : at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true);
+  at::Tensor y;
+  if (Tk == T) {  // the whole sequence: the causal kernels
+    y = impl_ == AttentionImpl::reference ? reference_attention(q, k, v)
+                                          : at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true);
+  } else {  // new queries after cached keys: query i at position Tk - T + i sees keys 0 .. Tk - T + i
+    const auto opts = at::TensorOptions(at::kLong).device(q.device());
+    const auto visible = at::arange(Tk, opts).unsqueeze(0) <= at::arange(Tk - T, Tk, opts).unsqueeze(1);  // [T, Tk]
+    y = at::scaled_dot_product_attention(q, k, v, visible);
+  }
   y = y.transpose(1, 2);                      // [B, T, H, d_h]
   if (wg_.defined()) y = y * gate_values(x);  // Y'_h = Y_h (.) G_h, before concat and W_O (G1)
   return at::linear(y.reshape({B, T, n_heads_ * head_dim_}), wo_);
+}
+
+at::Tensor Attention::forward(const at::Tensor& x, const Rope& rope) {
+  return attend(x, rope.apply(heads(x, wq_, n_heads_)), rope.apply(heads(x, wk_, n_kv_heads_)),
+                heads(x, wv_, n_kv_heads_));
+}
+
+namespace {
+struct KvCache final : MixerState {
+  at::Tensor k, v;  // [B, H_kv, tokens, d_h], keys after RoPE
+};
+}  // namespace
+
+at::Tensor Attention::decode(const at::Tensor& x, const Rope& rope, std::unique_ptr<MixerState>& state) {
+  if (!state) state = std::make_unique<KvCache>();
+  auto& cache = static_cast<KvCache&>(*state);
+  const int64_t offset = cache.position;
+  auto q = rope.apply(heads(x, wq_, n_heads_), offset);
+  auto k = rope.apply(heads(x, wk_, n_kv_heads_), offset), v = heads(x, wv_, n_kv_heads_);
+  cache.k = cache.k.defined() ? at::cat({cache.k, k}, 2) : k;
+  cache.v = cache.v.defined() ? at::cat({cache.v, v}, 2) : v;
+  cache.position += x.size(1);
+  return attend(x, q, cache.k, cache.v);
+}
+
+double Attention::activation_bytes_per_token(int64_t elem) const {
+  const double d = static_cast<double>(n_heads_ * head_dim_), e = static_cast<double>(elem);
+  // SDPA keeps q, k, v (GQA: expanded to every head) and its output, plus an fp32 log-sum-exp per
+  // head; W_O keeps its (reshaped) input. A gate keeps its sigmoid and the ungated output.
+  double bytes = 5 * e * d + 4.0 * static_cast<double>(n_heads_);
+  if (gated()) bytes += e * d + e * static_cast<double>(wg_.size(0));
+  return bytes;
 }
 
 int64_t Attention::extra_flops_per_token(int64_t seq_len) const {

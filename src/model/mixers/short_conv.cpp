@@ -15,11 +15,11 @@ ShortConv::ShortConv(const MixerContext& ctx, const ShortConvConfig& cfg) {
   w_out_ = register_parameter("w_out", normal_parameter({d, d}, ctx.out_std));
 }
 
-at::Tensor causal_depthwise_conv(const at::Tensor& u, const at::Tensor& taps) {
+at::Tensor causal_depthwise_conv(const at::Tensor& u, const at::Tensor& taps, const at::Tensor& before) {
   const int64_t k = taps.size(1), T = u.size(1);
-  // k - 1 zeros before the first token keep it causal; window j of the padded sequence holds
-  // u_{t-k+1+j} at position t, weighed by tap j (k multiply-adds: k is a handful).
-  const auto padded = at::constant_pad_nd(u, {0, 0, k - 1, 0});  // [B, T + k - 1, d]
+  // k - 1 rows before the first token (zeros at the start keep it causal); window j of the padded
+  // sequence holds u_{t-k+1+j} at position t, weighed by tap j (k multiply-adds: k is a handful).
+  const auto padded = before.defined() ? at::cat({before, u}, 1) : at::constant_pad_nd(u, {0, 0, k - 1, 0});
   at::Tensor c;
   for (int64_t j = 0; j < k; ++j) {
     auto term = padded.narrow(1, j, T) * taps.select(1, j);
@@ -31,6 +31,24 @@ at::Tensor causal_depthwise_conv(const at::Tensor& u, const at::Tensor& taps) {
 at::Tensor ShortConv::forward(const at::Tensor& x, const Rope&) {
   auto u = at::linear(x, w_in_);                                         // u = x W_in
   return at::linear(at::silu(causal_depthwise_conv(u, taps_)), w_out_);  // y = SiLU(conv(u)) W_out
+}
+
+namespace {
+struct ConvWindow final : MixerState {
+  at::Tensor tail;  // [B, k - 1, d]: the last rows of u
+};
+}  // namespace
+
+at::Tensor ShortConv::decode(const at::Tensor& x, const Rope&, std::unique_ptr<MixerState>& state) {
+  if (!state) state = std::make_unique<ConvWindow>();
+  auto& window = static_cast<ConvWindow&>(*state);
+  const int64_t k = taps_.size(1);
+  auto u = at::linear(x, w_in_);
+  if (!window.tail.defined()) window.tail = at::zeros({x.size(0), k - 1, u.size(2)}, u.options());
+  auto y = at::linear(at::silu(causal_depthwise_conv(u, taps_, window.tail)), w_out_);
+  window.tail = at::cat({window.tail, u}, 1).narrow(1, u.size(1), k - 1);
+  window.position += x.size(1);
+  return y;
 }
 
 }  // namespace ember

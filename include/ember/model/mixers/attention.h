@@ -40,7 +40,10 @@ class Attention : public Mixer {
  public:
   Attention(const MixerContext& ctx, AttentionImpl impl, Gate gate);
   at::Tensor forward(const at::Tensor& x, const Rope& rope) override;
+  // With a KV cache: the new queries attend to every cached key up to their own position.
+  at::Tensor decode(const at::Tensor& x, const Rope& rope, std::unique_ptr<MixerState>& state) override;
   int64_t extra_flops_per_token(int64_t seq_len) const override;
+  double activation_bytes_per_token(int64_t elem) const override;
   void set_impl(AttentionImpl impl) { impl_ = impl; }
   // The gate of x [B, T, d]: [B, T, H, d_h] (elementwise) or [B, T, H, 1] (headwise); undefined
   // without a gate.
@@ -54,6 +57,9 @@ class Attention : public Mixer {
 
  private:
   at::Tensor heads(const at::Tensor& x, const at::Tensor& w, int64_t h) const;  // [B, h, T, d_h]
+  // Y = attention of q [B, H, Tq, d_h] over k, v [B, H_kv, Tk, d_h] (GQA expanded here), the query
+  // at row i being at position Tk - Tq + i (causal); then the gate and W_O of x.
+  at::Tensor attend(const at::Tensor& x, const at::Tensor& q, at::Tensor k, at::Tensor v) const;
   int64_t n_heads_, n_kv_heads_, head_dim_;
   AttentionImpl impl_;
   Gate gate_;

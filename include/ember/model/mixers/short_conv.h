@@ -20,9 +20,13 @@ class ShortConv : public Mixer {
  public:
   ShortConv(const MixerContext& ctx, const ShortConvConfig& cfg);
   at::Tensor forward(const at::Tensor& x, const Rope& rope) override;
+  // Keeps the last k - 1 rows of u between calls.
+  at::Tensor decode(const at::Tensor& x, const Rope& rope, std::unique_ptr<MixerState>& state) override;
   // The convolution's 2 d k FLOPs per token are those of its [d, k] weight, counted with the
   // parameters; nothing else grows with the sequence.
   int64_t extra_flops_per_token(int64_t seq_len) const override { return 0; }
+  // u (padded), the convolution's output (SiLU's input) and SiLU's output (W_out's input).
+  double activation_bytes_per_token(int64_t elem) const override { return 3.0 * elem * w_in_.size(0); }
   // w [d, k]: column j weighs the token k-1-j steps back (the last column, the current token).
   const at::Tensor& taps() const { return taps_; }
 
@@ -30,7 +34,8 @@ class ShortConv : public Mixer {
   at::Tensor w_in_, taps_, w_out_;
 };
 
-// The causal depthwise convolution alone: u [B, T, d], taps [d, k] -> c [B, T, d].
-at::Tensor causal_depthwise_conv(const at::Tensor& u, const at::Tensor& taps);
+// The causal depthwise convolution alone: u [B, T, d], taps [d, k] -> c [B, T, d]; `before`
+// [B, k - 1, d] holds the rows preceding u (zeros when undefined: the start of the sequence).
+at::Tensor causal_depthwise_conv(const at::Tensor& u, const at::Tensor& taps, const at::Tensor& before = {});
 
 }  // namespace ember

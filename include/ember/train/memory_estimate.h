@@ -1,0 +1,37 @@
+// What one training process holds, estimated before a run is submitted (`ember inspect --memory`):
+// fp32 parameters and gradients, AdamW's two moments (sharded over the data-parallel world with
+// ZeRO-1), the bf16 copies of the matmul weights that autocast keeps during a step, the
+// activations kept for backward (per block, from what each component's forward saves; with
+// activation checkpointing, a checkpointed block keeps only its input and one block is rebuilt at
+// a time) plus one block's worth of gradients in flight during backward, and the loss's buffers
+// (dL/dh, dL/dW and one chunk of logits). A first-order model:
+// allocator slack, the CUDA context and communication buffers are not in it.
+#pragma once
+#include <nlohmann/json.hpp>
+
+#include "ember/config/train_config.h"
+#include "ember/model/model_config.h"
+
+namespace ember {
+
+struct MemoryOptions {
+  int64_t micro_batch = 1;
+  int64_t seq_len = 1;
+  Precision precision = Precision::fp32;
+  ActivationCheckpointing checkpointing = ActivationCheckpointing::none;
+  int64_t checkpointing_k = 2;
+  int64_t zero = 0;   // 0: every rank holds the whole optimizer state; 1: ZeRO-1 shards it
+  int64_t world = 1;  // data-parallel ranks
+};
+
+struct MemoryEstimate {
+  double parameters = 0, gradients = 0, optimizer = 0, autocast_copies = 0;
+  double activations = 0, loss = 0;        // bytes
+  double activations_per_block_token = 0;  // bytes per token of one (uncheckpointed) block, on average
+  double total() const { return parameters + gradients + optimizer + autocast_copies + activations + loss; }
+  nlohmann::json to_json() const;
+};
+
+MemoryEstimate estimate_training_memory(const ModelConfig& model, const MemoryOptions& options);
+
+}  // namespace ember

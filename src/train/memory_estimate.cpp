@@ -1,0 +1,64 @@
+#include "ember/train/memory_estimate.h"
+
+#include <algorithm>
+
+#include "ember/model/init.h"
+#include "ember/model/linear_cross_entropy.h"
+#include "ember/model/lm.h"
+
+namespace ember {
+namespace {
+
+double matmul_parameters(LanguageModel& model) {
+  double n = 0;
+  for (const auto& p : model.parameters())
+    if (p.dim() >= 2) n += static_cast<double>(p.numel());
+  return n;
+}
+
+bool recomputed(const MemoryOptions& o, int64_t layer) {
+  return o.checkpointing == ActivationCheckpointing::full ||
+         (o.checkpointing == ActivationCheckpointing::every_k && layer % std::max<int64_t>(o.checkpointing_k, 1) == 0);
+}
+
+}  // namespace
+
+MemoryEstimate estimate_training_memory(const ModelConfig& cfg, const MemoryOptions& o) {
+  MetaInitScope meta;  // shapes only
+  LanguageModel model(cfg);
+  const double P = static_cast<double>(model.num_parameters());
+  const double tokens = static_cast<double>(o.micro_batch * o.seq_len), d = static_cast<double>(cfg.d_model);
+  const bool bf16 = o.precision == Precision::bf16;
+  const int64_t elem = bf16 ? 2 : 4;
+  MemoryEstimate m;
+  m.parameters = 4 * P;  // fp32 master weights
+  m.gradients = 4 * P;
+  m.optimizer = 8 * P / static_cast<double>(o.zero >= 1 ? std::max<int64_t>(o.world, 1) : 1);  // exp_avg, exp_avg_sq
+  m.autocast_copies = bf16 ? 2 * matmul_parameters(model) : 0.0;
+  double kept = 0, largest = 0, all = 0;
+  const auto& blocks = model.blocks();
+  for (size_t l = 0; l < blocks.size(); ++l) {
+    const double block = blocks[l]->activation_bytes_per_token(elem);
+    all += block;
+    largest = std::max(largest, block);
+    kept += recomputed(o, static_cast<int64_t>(l)) ? 4 * d : block;  // a checkpointed block keeps its input
+  }
+  kept += largest;  // backward's transient: a block's activation gradients beside what is kept
+  if (o.checkpointing != ActivationCheckpointing::none) kept += largest;  // the one rebuilt in backward
+  m.activations_per_block_token = blocks.empty() ? 0 : all / static_cast<double>(blocks.size());
+  m.activations = tokens * (kept + 8 * d);  // + the final RMSNorm's input and output
+  const double V = static_cast<double>(cfg.vocab_size);
+  const double chunk = std::min(static_cast<double>(cross_entropy_chunk_rows(cfg.vocab_size)), tokens);
+  // dL/dh, dL/dW, and one chunk's logits with their softmax and low-precision copy
+  m.loss = tokens * d * elem + 4 * V * d + chunk * V * (8 + elem);
+  return m;
+}
+
+nlohmann::json MemoryEstimate::to_json() const {
+  return {{"parameters", parameters},   {"gradients", gradients},
+          {"optimizer", optimizer},     {"autocast_copies", autocast_copies},
+          {"activations", activations}, {"loss", loss},
+          {"total", total()},           {"activations_per_block_token", activations_per_block_token}};
+}
+
+}  // namespace ember

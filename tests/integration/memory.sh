@@ -1,0 +1,59 @@
+# `ember inspect --memory` against measured peak memory on the CPU: two 1-step fp32 runs that differ
+# only in micro-batch (1 and 24 sequences) have peak resident sets whose difference is the
+# activations and loss buffers of 23 sequences; the estimate's difference must be within
+# [0.75, 1.33] of it (allocator slack and kernels' scratch are not in the estimate).
+# Also: the estimate's totals add up, ZeRO-1 divides the optimizer state, full checkpointing
+# lowers the activations, and the paper-scale configs fit an 80 GB device by the estimate.
+source "$(dirname "$0")/lib_common.sh"
+mkdir -p data
+make_synthetic data 64 200000 20000 >/dev/null
+cat >m.yaml <<YAML
+model: {vocab_size: 64, d_model: 256, n_layers: 4, n_heads: 4, max_seq_len: 256, mlp: {d_ff: 768}}
+data: {train: [data/train_*.bin], val: [data/val_*.bin]}
+train: {steps: 1, micro_batch: 1, seq_len: 256, seed: 1, threads: 2}
+optim: {warmup_steps: 0}
+eval: {every: 0, batches: 1}
+checkpoint: {every: 0, keep: 1}
+log: {dir: runs, every: 1}
+YAML
+peak_kb() {  # peak resident set of a command, in kB
+  "$PY" -c "
+import resource, subprocess, sys
+subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)" "$@"
+}
+small=$(peak_kb "$EMBER" train -c m.yaml --set log.name=b1) || fail "training micro-batch 1"
+large=$(peak_kb "$EMBER" train -c m.yaml --set log.name=b24 --set train.micro_batch=24) || fail "training micro-batch 24"
+"$EMBER" inspect m.yaml --memory --micro-batch 1 --json >e1.json || fail "inspect --memory"
+"$EMBER" inspect m.yaml --memory --micro-batch 24 --json >e24.json || fail "inspect --memory"
+"$PY" - "$small" "$large" <<'PY' || fail "the estimate is off the measurement"
+import json, sys
+small, large = (int(x) * 1024 for x in sys.argv[1:3])
+e1, e24 = (json.load(open(f))["memory"] for f in ("e1.json", "e24.json"))
+est = (e24["activations"] + e24["loss"]) - (e1["activations"] + e1["loss"])
+measured = large - small
+ratio = est / measured
+print(f"23 sequences x 256 tokens: measured {measured / 1e6:.0f} MB, estimated {est / 1e6:.0f} MB, ratio {ratio:.2f}")
+assert 0.75 <= ratio <= 1.33, ratio
+for e in (e1, e24):
+    parts = sum(e[k] for k in ("parameters", "gradients", "optimizer", "autocast_copies", "activations", "loss"))
+    assert abs(parts - e["total"]) < 1, e
+PY
+"$EMBER" inspect m.yaml --memory --zero 1 --world 4 --json >z.json
+"$EMBER" inspect m.yaml --memory --micro-batch 24 --checkpointing full --json >c.json
+"$PY" - <<'PY' || fail "ZeRO-1 or checkpointing in the estimate"
+import json
+e1, z, c, e24 = (json.load(open(f))["memory"] for f in ("e1.json", "z.json", "c.json", "e24.json"))
+assert abs(z["optimizer"] * 4 - e1["optimizer"]) < 1, (z, e1)
+assert c["activations"] < 0.5 * e24["activations"], (c["activations"], e24["activations"])
+PY
+# The shipped paper-scale configs fit an 80 GB device by the estimate.
+C="$EMBER_SOURCE_DIR/configs"
+for cfg in "$C/leviathan/200m.yaml" "$C/leviathan/400m.yaml" "$C/leviathan/lev.yaml -c $C/leviathan/1.2b.yaml" \
+           "$C/tapered/440m.yaml" "$C/tapered/760m.yaml" "$C/tapered/cosine.yaml -c $C/tapered/1.3b.yaml"; do
+  "$EMBER" inspect $cfg --memory --json >fit.json || fail "inspect --memory $cfg"
+  "$PY" -c "import json, sys; m = json.load(open('fit.json'))['memory']; sys.exit(0 if m['fits'] else 1)" \
+    || fail "$cfg does not fit 80 GB by the estimate: $("$PY" -c "import json; print(json.load(open('fit.json'))['memory'])")"
+done
+"$EMBER" inspect m.yaml --memory | grep -q "fits a device of 80 GB" || fail "memory table"
+echo "the memory estimate tracks the measurement"

@@ -1,0 +1,91 @@
+// Generation (eval/generate.h): greedy is the argmax of the full forward at every step; sampling
+// follows softmax(z / T); top-k and top-p keep the right tokens; seeds reproduce; the stop token and
+// the model's max_seq_len end a continuation.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <set>
+
+#include "ember/eval/generate.h"
+#include "ember/util/error.h"
+
+namespace {
+
+ember::ModelConfig small() {
+  ember::ModelConfig c;
+  c.vocab_size = 30, c.d_model = 32, c.n_layers = 2, c.n_heads = 4, c.max_seq_len = 16, c.mlp.d_ff = 48;
+  return c;
+}
+
+std::vector<double> frequencies(const at::Tensor& logits, const ember::SamplingOptions& o, int draws) {
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(o.seed);
+  std::vector<double> f(static_cast<size_t>(logits.size(0)), 0.0);
+  for (int i = 0; i < draws; ++i) f[static_cast<size_t>(ember::sample_token(logits, o, gen))] += 1.0 / draws;
+  return f;
+}
+
+}  // namespace
+
+TEST(Generate, GreedyIsTheArgmaxOfTheFullForwardAtEveryStep) {
+  torch::manual_seed(1);
+  ember::LanguageModel m(small());
+  m.to(torch::kDouble);
+  ember::SamplingOptions o;
+  o.temperature = 0, o.max_tokens = 8;
+  const std::vector<uint32_t> prompt = {3, 17, 5};
+  const auto out = ember::generate(m, prompt, o);
+  ASSERT_EQ(out.size(), 8u);
+  std::vector<int64_t> seq(prompt.begin(), prompt.end());
+  torch::NoGradGuard no_grad;
+  for (uint32_t token : out) {
+    auto logits = m.forward(torch::tensor(seq, torch::kLong).unsqueeze(0));
+    EXPECT_EQ(token, logits[0][-1].argmax().item<int64_t>());
+    seq.push_back(token);
+  }
+  o.temperature = 0.7, o.top_k = 1;  // top-k 1 is greedy too
+  EXPECT_EQ(ember::generate(m, prompt, o), out);
+}
+
+TEST(Generate, SamplingFollowsTheTemperatureAndTheSeed) {
+  auto z = torch::tensor({2.0, 1.0, 0.0, -1.0}, torch::kDouble);
+  ember::SamplingOptions o;
+  o.temperature = 0.5, o.seed = 3;
+  const auto want = torch::softmax(z / 0.5, 0);
+  const auto f = frequencies(z, o, 20000);
+  for (int64_t i = 0; i < 4; ++i) EXPECT_NEAR(f[static_cast<size_t>(i)], want[i].item<double>(), 0.015) << i;
+  EXPECT_EQ(frequencies(z, o, 50), frequencies(z, o, 50));  // the same seed, the same draws
+  o.top_k = 2;                                              // only the two most likely tokens, in proportion
+  const auto k2 = frequencies(z, o, 5000);
+  EXPECT_EQ(k2[2] + k2[3], 0.0);
+  EXPECT_NEAR(k2[0], want[0].item<double>() / (want[0] + want[1]).item<double>(), 0.03);
+  o.top_k = 0, o.temperature = 1.0, o.top_p = 0.6;  // probabilities .64 .24 .09 .03: .64 alone reaches .6
+  const auto p = frequencies(z, o, 500);
+  EXPECT_NEAR(p[0], 1.0, 1e-9);  // every draw
+  o.top_p = 0.7;  // the first two reach it
+  const auto p2 = frequencies(z, o, 2000);
+  EXPECT_EQ(p2[2] + p2[3], 0.0);
+  EXPECT_GT(p2[1], 0.1);
+  o.top_p = 0;
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(0);
+  EXPECT_THROW(ember::sample_token(z, o, gen), ember::UsageError);
+}
+
+TEST(Generate, TheStopTokenAndTheLongestSequenceEndAContinuation) {
+  torch::manual_seed(2);
+  ember::LanguageModel m(small());
+  ember::SamplingOptions o;
+  o.temperature = 0, o.max_tokens = 10;
+  const auto free_run = ember::generate(m, {1, 2}, o);
+  ASSERT_GE(free_run.size(), 3u);
+  o.stop = free_run[2];  // greedy is deterministic: it ends where that token would come
+  const auto stopped = ember::generate(m, {1, 2}, o);
+  EXPECT_LE(stopped.size(), 2u);
+  for (auto t : stopped) EXPECT_NE(t, *o.stop);
+  o.stop.reset();
+  const std::vector<uint32_t> long_prompt(14, 4);  // max_seq_len 16: two fed back, one more read
+  EXPECT_EQ(ember::generate(m, long_prompt, o).size(), 3u);
+  EXPECT_THROW(ember::generate(m, std::vector<uint32_t>(17, 4), o), ember::UsageError);
+  EXPECT_THROW(ember::generate(m, {}, o), ember::UsageError);
+}

@@ -1,0 +1,58 @@
+// `ember inspect --memory` (train/memory_estimate.h): the estimate against its closed form on a
+// small config: fp32 and bf16, GQA and gated attention, ZeRO-1 sharding, activation checkpointing.
+#include <gtest/gtest.h>
+
+#include "ember/model/lm.h"
+#include "ember/model/mixers/attention.h"
+#include "ember/train/memory_estimate.h"
+
+namespace {
+
+ember::ModelConfig small() {
+  ember::ModelConfig c;
+  c.vocab_size = 1000, c.d_model = 64, c.n_layers = 3, c.n_heads = 4, c.max_seq_len = 128, c.mlp.d_ff = 160;
+  return c;
+}
+
+}  // namespace
+
+TEST(MemoryEstimate, MatchesTheClosedFormOfWhatEachPartKeeps) {
+  const auto c = small();
+  const double d = 64, f = 160, H = 4, L = 3, V = 1000, P = 1000 * 64 + L * (4 * d * d + 3 * d * f + 2 * d) + d;
+  ember::MemoryOptions o;
+  o.micro_batch = 2, o.seq_len = 100;
+  const double N = 200;
+  auto m = ember::estimate_training_memory(c, o);
+  EXPECT_DOUBLE_EQ(m.parameters, 4 * P);
+  EXPECT_DOUBLE_EQ(m.gradients, 4 * P);
+  EXPECT_DOUBLE_EQ(m.optimizer, 8 * P);
+  EXPECT_DOUBLE_EQ(m.autocast_copies, 0);
+  // fp32 per block and token: two RMSNorms (input + output, 4 bytes each), attention (q, k, v, out,
+  // W_O input + fp32 log-sum-exp per head), SwiGLU (gate, up, SiLU, product)
+  const double block32 = 2 * 8 * d + (5 * 4 * d + 4 * H) + 4 * 4 * f;
+  EXPECT_DOUBLE_EQ(m.activations_per_block_token, block32);
+  EXPECT_DOUBLE_EQ(m.activations, N * (L * block32 + block32 + 8 * d));  // + one block in flight
+  EXPECT_DOUBLE_EQ(m.loss, N * d * 4 + 4 * V * d + N * V * 12);
+  o.precision = ember::Precision::bf16;
+  auto b = ember::estimate_training_memory(c, o);
+  const double block16 = 2 * (8 * d + 2 * d) + (5 * 2 * d + 4 * H) + 4 * 2 * f;
+  EXPECT_DOUBLE_EQ(b.activations, N * (L * block16 + block16 + 8 * d));
+  EXPECT_DOUBLE_EQ(b.autocast_copies, 2 * (P - L * 2 * d - d));  // every matrix (norm gains are 1-D)
+  o.zero = 1, o.world = 8;
+  EXPECT_DOUBLE_EQ(ember::estimate_training_memory(c, o).optimizer, 8 * P / 8);
+  o.checkpointing = ember::ActivationCheckpointing::full;
+  EXPECT_DOUBLE_EQ(ember::estimate_training_memory(c, o).activations, N * (L * 4 * d + 2 * block16 + 8 * d));
+  o.checkpointing = ember::ActivationCheckpointing::every_k, o.checkpointing_k = 2;  // blocks 0 and 2
+  EXPECT_DOUBLE_EQ(ember::estimate_training_memory(c, o).activations, N * (2 * 4 * d + 3 * block16 + 8 * d));
+}
+
+TEST(MemoryEstimate, GatedAttentionKeepsItsGateAndTheUngatedOutput) {
+  auto c = small();
+  ember::MemoryOptions o;
+  o.micro_batch = 1, o.seq_len = 10;
+  const double plain = ember::estimate_training_memory(c, o).activations_per_block_token;
+  c.mixer.kind = "gated_attention";
+  EXPECT_DOUBLE_EQ(ember::estimate_training_memory(c, o).activations_per_block_token, plain + 4 * 64 + 4 * 64);
+  c.mixer.get<ember::GatedAttentionConfig>().gate = ember::Gate::headwise;
+  EXPECT_DOUBLE_EQ(ember::estimate_training_memory(c, o).activations_per_block_token, plain + 4 * 64 + 4 * 4);
+}
