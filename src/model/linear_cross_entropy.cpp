@@ -21,8 +21,8 @@ at::ScalarType matmul_dtype(const at::Tensor& h, const at::Tensor& w) {
 
 // One pass over chunks of rows: z = s h W^T, CE_i = logsumexp(z_i) - z_{i, y_i}; with gradients,
 // dCE/dz = softmax(z) - onehot(y), scaled by s / N and folded into h and W at once.
-Pass chunked_pass(const at::Tensor& h, const at::Tensor& w, const at::Tensor& y, double scale, int64_t rows,
-                  bool grads) {
+Pass chunked_pass(const at::Tensor& h, const at::Tensor& w, const at::Tensor& y, double scale, int64_t rows, bool grads,
+                  at::Tensor* per_row = nullptr) {
   const auto mm = matmul_dtype(h, w);
   const auto acc = mm == at::kDouble ? at::kDouble : at::kFloat;
   NoAutocastScope explicit_dtypes(h.device());
@@ -41,7 +41,9 @@ Pass chunked_pass(const at::Tensor& h, const at::Tensor& w, const at::Tensor& y,
     if (scale != 1.0) z.mul_(scale);
     const auto top = std::get<0>(z.max(-1, /*keepdim=*/true));
     const auto lse = top + (z - top).exp().sum(-1, /*keepdim=*/true).log();  // log sum_v exp z_v, stably
-    p.loss_sum += (lse - z.gather(1, yc)).sum();              // CE = lse - z_y
+    const auto ce = lse - z.gather(1, yc);                                   // CE = lse - z_y
+    p.loss_sum += ce.sum();
+    if (per_row) per_row->narrow(0, start, n).copy_(ce.squeeze(1));
     if (!grads) continue;
     auto g = z.sub_(lse).exp_();                                    // softmax(z)
     g.scatter_add_(1, yc, at::full({n, 1}, -1.0, g.options()));     // - onehot(y)
@@ -68,6 +70,16 @@ struct LinearCrossEntropy : torch::autograd::Function<LinearCrossEntropy> {
 };
 
 }  // namespace
+
+at::Tensor linear_cross_entropy_per_row(const at::Tensor& hidden, const at::Tensor& weight, const at::Tensor& targets,
+                                        double scale, int64_t chunk_rows) {
+  at::NoGradGuard no_grad;
+  const int64_t rows = chunk_rows > 0 ? chunk_rows : cross_entropy_chunk_rows(weight.size(0));
+  const auto acc = matmul_dtype(hidden, weight) == at::kDouble ? at::kDouble : at::kFloat;
+  auto out = at::empty({hidden.size(0)}, hidden.options().dtype(acc));
+  chunked_pass(hidden, weight, targets, scale, rows, false, &out);
+  return out;
+}
 
 int64_t cross_entropy_chunk_rows(int64_t vocab, int64_t budget_bytes) {
   return std::max<int64_t>(1, budget_bytes / (4 * std::max<int64_t>(vocab, 1)));

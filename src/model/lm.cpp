@@ -69,6 +69,13 @@ at::Tensor LanguageModel::logits_of(const at::Tensor& hidden) const {
   return cfg_.embedding.output_scale == 1.0 ? logits : logits * cfg_.embedding.output_scale;
 }
 
+at::Tensor LanguageModel::token_losses(const at::Tensor& ids, const at::Tensor& targets) {
+  auto h = hidden(ids);
+  return linear_cross_entropy_per_row(h.reshape({-1, h.size(-1)}), head_weight(), targets.reshape({-1}),
+                                      cfg_.embedding.output_scale, loss_chunk_rows_)
+      .view(targets.sizes());
+}
+
 at::Tensor LanguageModel::loss(const at::Tensor& ids, const at::Tensor& targets) {
   auto h = hidden(ids);
   return linear_cross_entropy(h.reshape({-1, h.size(-1)}), head_weight(), targets.reshape({-1}),

@@ -29,6 +29,22 @@ assert b["precision"] == "bf16" and abs(b["loss"] - a["loss"]) < 0.05 * a["loss"
 PY
 "$PY" -c "import torch, sys; sys.exit(1 if torch.cuda.is_available() else 0)" \
   && expect_error "--device: 'cuda' requested but no CUDA device is available" "$EMBER" eval runs/tiny --device cuda
+# --buckets: by the target's frequency in training (these synthetic shards have no counts file, so
+# they are counted); the buckets add up to the whole.
+"$EMBER" eval runs/tiny --batches 2 --json --buckets >buckets.json 2>buckets.err || { cat buckets.err; fail "eval --buckets"; }
+grep -q "counting the 1 training shard" buckets.err || fail "eval --buckets did not say it counted the shards"
+"$PY" - <<'PY' || fail "eval --buckets JSON"
+import json
+r = json.load(open("buckets.json"))
+b = r["buckets"]
+assert len(b) >= 1 and sum(x["tokens"] for x in b) == r["tokens"] == 2 * 8 * 32, r
+assert abs(sum(x["loss"] * x["tokens"] for x in b) / r["tokens"] - r["loss"]) < 1e-6, r
+assert b[0]["frequency_lo"] == 0 and b[-1]["frequency_hi"] == 1, b
+assert all(x["frequency_hi"] == y["frequency_lo"] for x, y in zip(b, b[1:])), b
+PY
+"$EMBER" eval runs/tiny --batches 1 --buckets | grep -q "frequency in training" || fail "eval --buckets table"
+expect_error "--bucket-edges: expected increasing relative frequencies in (0, 1)" \
+  "$EMBER" eval runs/tiny --batches 1 --buckets --bucket-edges 1e-4,1e-6
 # inspect: the per-layer table and totals agree with the closed form.
 "$EMBER" inspect e.yaml --json >inspect.json
 "$PY" - <<'PY' || fail "inspect totals are wrong"

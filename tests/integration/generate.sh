@@ -36,4 +36,10 @@ PY
 expect_error "give exactly one of --prompt TEXT or --prompt-file FILE" "$EMBER" generate runs/g
 rc=0; "$EMBER" generate runs/g --prompt x --top-p 1.5 >/dev/null 2>err.txt || rc=$?
 [ "$rc" -ne 0 ] && grep -q -- "--top-p" err.txt || fail "--top-p 1.5 accepted (rc $rc)"
+# eval --buckets reads the counts prepare wrote (no counting) and reports per frequency.
+"$EMBER" eval runs/g --batches 0 --buckets --json >bk.json 2>bk.err || { cat bk.err; fail "eval --buckets"; }
+! grep -q "counting" bk.err || fail "eval --buckets counted the shards although prepare wrote the counts"
+"$PY" -c "
+import json; r = json.load(open('bk.json')); assert sum(b['tokens'] for b in r['buckets']) == r['tokens'] > 0, r" \
+  || fail "buckets do not add up"
 echo "generate: greedy is deterministic, samples reproduce"

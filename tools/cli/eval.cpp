@@ -1,10 +1,13 @@
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <iostream>
 
 #include "cli/commands.h"
 #include "ember/checkpoint/model_loader.h"
 #include "ember/data/loader.h"
+#include "ember/data/token_counts.h"
+#include "ember/eval/frequency_buckets.h"
 #include "ember/eval/perplexity.h"
 #include "ember/util/error.h"
 
@@ -18,9 +21,37 @@ struct EvalArgs {
   bool json = false;
   std::string device = "auto";
   std::string precision;  // "": the run's train.precision
+  bool buckets = false;
+  std::vector<double> edges = default_bucket_edges();
 };
 
+std::string frequency_range(const FrequencyBucket& b) {
+  if (b.lo == 0) return fmt::format("< {:g}", b.hi);
+  if (b.hi >= 1) return fmt::format(">= {:g}", b.lo);
+  return fmt::format("{:g} .. {:g}", b.lo, b.hi);
+}
+
+nlohmann::json buckets_json(const std::vector<FrequencyBucket>& buckets) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& b : buckets)
+    out.push_back({{"frequency_lo", b.lo},
+                   {"frequency_hi", b.hi},
+                   {"range", frequency_range(b)},
+                   {"tokens", b.tokens},
+                   {"loss", b.loss()},
+                   {"perplexity", std::exp(b.loss())}});
+  return out;
+}
+
+void print_buckets(const std::vector<FrequencyBucket>& buckets) {
+  std::cout << fmt::format("{:<22} {:>10} {:>9} {:>12}\n", "frequency in training", "tokens", "loss", "perplexity");
+  for (const auto& b : buckets)
+    std::cout << fmt::format("{:<22} {:>10} {:>9.4f} {:>12.3f}\n", frequency_range(b), b.tokens, b.loss(),
+                             std::exp(b.loss()));
+}
+
 void run_eval(const EvalArgs& args) {
+  if (args.buckets) check_bucket_edges(args.edges);
   auto loaded = load_trained_model(args.path);
   const auto& cfg = loaded.config;
   const auto specs = args.data.empty() ? cfg.data.val : args.data;
@@ -34,21 +65,30 @@ void run_eval(const EvalArgs& args) {
   const at::Device device(resolve_device(args.device, "--device"));
   loaded.model->to(device);
   const bool bf16 = args.precision.empty() ? cfg.train.precision == Precision::bf16 : args.precision == "bf16";
-  auto r = evaluate_perplexity(*loaded.model, *loader, batches, device, bf16);
+  BucketedEval result;
+  if (args.buckets) {
+    if (cfg.data.train.empty()) throw UsageError("eval --buckets: the run has no data.train to count frequencies in");
+    const auto counts = training_token_counts(cfg.data.train, cfg.model.vocab_size);
+    result = evaluate_buckets(*loaded.model, *loader, batches, device, bf16, counts, args.edges);
+  } else {
+    result.total = evaluate_perplexity(*loaded.model, *loader, batches, device, bf16);
+  }
+  const auto& r = result.total;
   if (args.json) {
-    std::cout << nlohmann::json{{"checkpoint", loaded.checkpoint_dir.string()},
-                                {"step", loaded.step},
-                                {"loss", r.loss},
-                                {"perplexity", r.perplexity},
-                                {"tokens", r.tokens},
-                                {"device", device.str()},
-                                {"precision", bf16 ? "bf16" : "fp32"}}
-                     .dump()
-              << "\n";
+    nlohmann::json j = {{"checkpoint", loaded.checkpoint_dir.string()},
+                        {"step", loaded.step},
+                        {"loss", r.loss},
+                        {"perplexity", r.perplexity},
+                        {"tokens", r.tokens},
+                        {"device", device.str()},
+                        {"precision", bf16 ? "bf16" : "fp32"}};
+    if (args.buckets) j["buckets"] = buckets_json(result.buckets);
+    std::cout << j.dump() << "\n";
     return;
   }
   std::cout << fmt::format("checkpoint {} (step {})\nloss {:.4f} nats/token, perplexity {:.3f} over {} tokens\n",
                            loaded.checkpoint_dir.string(), loaded.step, r.loss, r.perplexity, r.tokens);
+  if (args.buckets) print_buckets(result.buckets);
 }
 
 }  // namespace
@@ -58,7 +98,8 @@ void register_eval(CLI::App& app) {
   cmd->footer(
       "Examples:\n"
       "  ember eval runs/tiny                      # newest valid checkpoint, the run's data.val\n"
-      "  ember eval runs/tiny/checkpoints/step_200 --data data/other/val_*.bin --batches 0 --json");
+      "  ember eval runs/tiny/checkpoints/step_200 --data data/other/val_*.bin --batches 0 --json\n"
+      "  ember eval runs/tiny --buckets --batches 0            # by token frequency, as the Leviathan paper");
   auto args = std::make_shared<EvalArgs>();
   cmd->add_option("path", args->path, "Run directory or checkpoint directory")->required();
   cmd->add_option("--data", args->data, "Shard files, directories or globs (default: the run's data.val)");
@@ -66,6 +107,10 @@ void register_eval(CLI::App& app) {
   cmd->add_flag("--json", args->json, "Print one JSON object");
   cmd->add_option("--device", args->device, "auto (CUDA when available), cpu or cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  cmd->add_flag("--buckets", args->buckets,
+                "Loss and perplexity by the target token's frequency in the training data (Leviathan buckets)");
+  cmd->add_option("--bucket-edges", args->edges, "Relative frequencies between buckets (default 1e-7,1e-6,1e-5,1e-4)")
+      ->delimiter(',');
   cmd->add_option("--precision", args->precision, "fp32 or bf16 (autocast; default: the run's train.precision)")
       ->check(CLI::IsMember({"fp32", "bf16"}));
   cmd->callback([args] { run_eval(*args); });

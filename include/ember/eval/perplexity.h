@@ -1,6 +1,7 @@
 // Mean next-token loss and perplexity of a model over batches of a loader.
 #pragma once
 #include <cstdint>
+#include <functional>
 
 #include "ember/data/loader.h"
 #include "ember/model/lm.h"
@@ -12,6 +13,11 @@ struct EvalResult {
   double perplexity = 0.0;
   int64_t tokens = 0;
 };
+
+// Calls fn(inputs, targets) for `batches` batches from the loader's start (0: one full pass over
+// its windows), without gradients, on `device`; the loader's position is restored afterwards.
+void for_each_eval_batch(BatchLoader& loader, int64_t batches, at::Device device,
+                         const std::function<void(const at::Tensor& x, const at::Tensor& y)>& fn);
 
 // batches = 0: one full pass over the loader's windows.
 EvalResult evaluate_perplexity(LanguageModel& model, BatchLoader& loader, int64_t batches, at::Device device,

@@ -9,6 +9,10 @@
 
 namespace ember {
 
+// The loss of every row, [N] (no graph): per-token losses for evaluations such as frequency buckets.
+at::Tensor linear_cross_entropy_per_row(const at::Tensor& hidden, const at::Tensor& weight, const at::Tensor& targets,
+                                        double scale = 1.0, int64_t chunk_rows = 0);
+
 // Rows of logits per chunk so that one chunk of fp32 logits takes about `budget_bytes`.
 int64_t cross_entropy_chunk_rows(int64_t vocab, int64_t budget_bytes = int64_t{256} << 20);
 

@@ -33,7 +33,9 @@ class LanguageModel : public torch::nn::Module {
   // Mean next-token cross-entropy of logits(ids) against targets [B, T], in fp32 (fp64 for an fp64
   // model), computed in chunks of rows without the whole [B T, V] logits (linear_cross_entropy.h).
   at::Tensor loss(const at::Tensor& ids, const at::Tensor& targets);
-  at::Tensor hidden(const at::Tensor& ids);              // final-normed hidden states [B, T, D]
+  at::Tensor hidden(const at::Tensor& ids);  // final-normed hidden states [B, T, D]
+  // The next-token loss at every position [B, T] (no graph), by the same chunked computation.
+  at::Tensor token_losses(const at::Tensor& ids, const at::Tensor& targets);
   std::vector<BlockTrace> trace(const at::Tensor& ids);  // per-block residual contributions
 
   const ModelConfig& config() const { return cfg_; }
