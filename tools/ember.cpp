@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   ember::cli::register_analyze(app);
   ember::cli::register_tokenizer(app);
   ember::cli::register_capacity(app);
+  ember::cli::register_launch(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -73,22 +73,39 @@ void restore_components(const CheckpointData& data, const NamedComponents& compo
 Checkpointer::Checkpointer(fs::path run_dir, int64_t keep) : run_dir_(std::move(run_dir)), keep_(keep) {}
 
 fs::path Checkpointer::save(const std::map<std::string, ComponentState>& components, int64_t step) {
-  const fs::path root = checkpoints_dir();
-  fs::create_directories(root);
-  const fs::path final_dir = root / ("step_" + std::to_string(step));
-  const fs::path tmp = root / (".tmp_step_" + std::to_string(step));
+  return seal(begin(step), components, step);
+}
+
+fs::path Checkpointer::staging_dir(int64_t step) const {
+  return checkpoints_dir() / (".tmp_step_" + std::to_string(step));
+}
+
+fs::path Checkpointer::begin(int64_t step) const {
+  const fs::path tmp = staging_dir(step);
   fs::remove_all(tmp);
   fs::create_directories(tmp);
+  return tmp;
+}
+
+void Checkpointer::write_tensors(const fs::path& staging, const std::string& name, const ComponentState& state) {
+  if (!state.json.is_null()) throw CheckpointError("component '" + name + "': only tensors can be written as a shard");
+  save_safetensors(staging / (name + kTensorExt), state.tensors, {{"format", "pt"}});
+}
+
+fs::path Checkpointer::seal(const fs::path& tmp, const std::map<std::string, ComponentState>& components,
+                            int64_t step) {
+  const fs::path root = checkpoints_dir();
+  const fs::path final_dir = root / ("step_" + std::to_string(step));
   nlohmann::json state = nlohmann::json::object();
-  std::vector<std::string> files;
   for (const auto& [name, s] : components) {
-    if (!s.tensors.empty()) {
-      files.push_back(name + kTensorExt);
-      save_safetensors(tmp / files.back(), s.tensors, {{"format", "pt"}});
-    }
+    if (!s.tensors.empty()) save_safetensors(tmp / (name + kTensorExt), s.tensors, {{"format", "pt"}});
     if (!s.json.is_null()) state[name] = s.json;
   }
   write_file_atomic(tmp / kStateFile, state.dump(2) + "\n");
+  std::vector<std::string> files;  // every tensor file staged here, shards written by others included
+  for (const auto& e : fs::directory_iterator(tmp))
+    if (e.path().extension() == kTensorExt) files.push_back(e.path().filename().string());
+  std::sort(files.begin(), files.end());
   files.push_back(kStateFile);
   std::string sums;
   for (const auto& f : files) sums += sha256_file_hex(tmp / f) + "  " + f + "\n";

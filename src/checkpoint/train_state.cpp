@@ -13,7 +13,8 @@ nlohmann::json TrainState::to_json() const {
           {"skipped_steps", skipped_steps},
           {"config_hash", config_hash},
           {"model_hash", model_hash},
-          {"elapsed_s", elapsed_s}};
+          {"elapsed_s", elapsed_s},
+          {"world", world}};
 }
 
 TrainState TrainState::from_json(const nlohmann::json& j, const std::string& where) {
@@ -25,6 +26,7 @@ TrainState TrainState::from_json(const nlohmann::json& j, const std::string& whe
     s.config_hash = j.at("config_hash").get<std::string>();
     s.model_hash = j.at("model_hash").get<std::string>();
     s.elapsed_s = j.value("elapsed_s", 0.0);
+    s.world = j.value("world", int64_t{1});
     return s;
   } catch (const nlohmann::json::exception& e) {
     throw CheckpointError(where + ": the train state in state.json lacks a field: " + e.what());
@@ -36,7 +38,10 @@ void TrainState::load_state(const ComponentState& state, const std::string& wher
   if (loaded.model_hash != model_hash)
     throw CheckpointError(where + " was trained with a different model config; resume needs the same model.* keys");
   loaded.config_hash = config_hash;
+  const int64_t now_world = world;
   *this = loaded;
+  world = now_world;
+  saved_world = loaded.world;
 }
 
 ComponentState CpuRngState::save_state() const { return {{}, {{"cpu", cpu_rng_state_hex()}}}; }

@@ -4,6 +4,7 @@
 #include "ember/util/log.h"
 
 #include <cmath>
+#include <thread>
 
 #include "ember/model/autocast.h"
 #include "ember/train/lr_schedule.h"
@@ -16,11 +17,24 @@
 namespace ember {
 namespace {
 
-at::Device pick_device(DeviceChoice want) {
+at::Device pick_device(DeviceChoice want, const DistEnv& dist) {
   if (want == DeviceChoice::cuda && !torch::cuda::is_available())
     throw ConfigError("train.device: 'cuda' requested but no CUDA device is available");
-  if (want == DeviceChoice::cuda || (want == DeviceChoice::automatic && torch::cuda::is_available())) return at::kCUDA;
+  if (want == DeviceChoice::cuda || (want == DeviceChoice::automatic && torch::cuda::is_available())) {
+    if (dist.local_rank >= static_cast<int>(torch::cuda::device_count()))
+      throw ConfigError(fmt::format("distributed: local rank {} but only {} CUDA device(s) on this node",
+                                    dist.local_rank, torch::cuda::device_count()));
+    return {at::kCUDA, static_cast<c10::DeviceIndex>(dist.local_rank)};  // each rank binds its GPU
+  }
   return at::kCPU;
+}
+
+// Intra-op threads: the configured number, else the cores shared among this node's ranks.
+void set_threads(int64_t configured, const DistEnv& dist) {
+  if (configured > 0)
+    at::set_num_threads(static_cast<int>(configured));
+  else if (dist.local_world > 1)
+    at::set_num_threads(std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / dist.local_world));
 }
 
 }  // namespace
@@ -31,16 +45,47 @@ std::filesystem::path run_dir_of(const Config& cfg, const TrainOptions& opt) {
 
 Trainer::Trainer(Config cfg, TrainOptions opt) : cfg_(std::move(cfg)), opt_(std::move(opt)) {
   run_dir_ = run_dir_of(cfg_, opt_);
-  device_ = pick_device(cfg_.train.device);
-  if (cfg_.train.threads > 0) at::set_num_threads(static_cast<int>(cfg_.train.threads));
+  dist_ = read_dist_env(process_environment());
+  device_ = pick_device(cfg_.train.device, dist_);
+  set_threads(cfg_.train.threads, dist_);
 }
 
 Trainer::~Trainer() {
   if (lock_) log::remove_file_sink(run_dir_ / "train.log");
 }
 
+void Trainer::join_job() {
+  if (!dist_.distributed()) return;
+  if (!main_rank()) {  // rank 0 speaks for the job; the others only warn and fail
+    log::set_prefix(fmt::format("[rank {}] ", dist_.rank));
+    log::set_level(log::level::warn);
+  }
+  comm_ = Communicator::connect(dist_, cfg_.distributed.backend, std::chrono::seconds(cfg_.distributed.timeout_s));
+  log::info("distributed: {} ranks ({} per node) over {} from {} | global batch {} x {} x {} = {} tokens/step",
+            dist_.world, dist_.local_world, comm_->backend_name(), dist_.source, cfg_.train.micro_batch,
+            cfg_.train.grad_accum, dist_.world, global_tokens_per_step());
+}
+
+void Trainer::together(const char* phase, const std::function<void()>& fn) {
+  std::exception_ptr failure;
+  try {
+    fn();
+  } catch (...) {
+    failure = std::current_exception();
+    if (!comm_) throw;
+  }
+  if (!comm_) return;
+  if (!comm_->any(failure != nullptr)) return;
+  if (failure) std::rethrow_exception(failure);
+  throw Error(fmt::format("{}: another rank failed (its error is above); rank {} stops too", phase, dist_.rank));
+}
+
+double Trainer::reduce_mean(double x) { return comm_ ? comm_->sum(x) / dist_.world : x; }
+
 void Trainer::open_data() {
   LoaderOptions o;
+  o.rank = dist_.rank;
+  o.world = dist_.world;
   o.batch = cfg_.train.micro_batch;
   o.seq_len = cfg_.train.seq_len;
   o.seed = static_cast<uint64_t>(cfg_.train.seed);
@@ -52,14 +97,15 @@ void Trainer::open_data() {
 }
 
 void Trainer::open_run_dir() {
-  lock_ = std::make_unique<RunLock>(run_dir_);  // before anything in the run directory changes
-  log::add_file_sink(run_dir_ / "train.log");   // every console line also goes to the run
   checkpointer_ = std::make_unique<Checkpointer>(run_dir_, cfg_.checkpoint.keep);
   const bool has_ckpt = fs::exists(checkpointer_->checkpoints_dir());
   if (!opt_.resume && has_ckpt)
     throw UsageError("run directory '" + run_dir_.string() +
                      "' already has checkpoints: pass --resume to continue it, or choose another "
                      "log.name / --run-dir");
+  if (!main_rank()) return;                     // rank 0 alone writes the run directory
+  lock_ = std::make_unique<RunLock>(run_dir_);  // before anything in the run directory changes
+  log::add_file_sink(run_dir_ / "train.log");   // every console line also goes to the run
   fs::create_directories(run_dir_);
   write_file_atomic(run_dir_ / "config.yaml", to_yaml(cfg_));
   metrics_ = std::make_unique<MetricsLog>(run_dir_ / "metrics.jsonl");
@@ -68,16 +114,40 @@ void Trainer::open_run_dir() {
 
 NamedComponents Trainer::components() {
   // The train state first: it refuses a checkpoint of another model before anything is loaded.
-  return {{"train", &state_},
-          {"model", model_state_.get()},
-          {"optim", optimizer_.get()},
-          {"loader", train_loader_.get()},
-          {"rng", &rng_}};
+  // The optimizer is not here: it may be one file or one shard per rank (save_checkpoint, resume).
+  return {{"train", &state_}, {"model", model_state_.get()}, {"loader", train_loader_.get()}, {"rng", &rng_}};
 }
 
 void Trainer::save_checkpoint() {
-  auto dir = checkpointer_->save(save_components(components()), state_.step);
-  log::info("checkpoint {}", dir.string());
+  // Every rank holds the same model (and, without ZeRO, optimizer) state, so rank 0 writes it. With
+  // ZeRO-1 each rank writes its optimizer shard into the staging directory first; SHA256SUMS and
+  // `latest` come after a barrier, so a crash mid-save leaves the previous checkpoint in force.
+  auto states = save_components(components());
+  if (!param_sync_) {
+    if (main_rank()) states["optim"] = optimizer_->save_state();
+  } else {
+    if (main_rank()) checkpointer_->begin(state_.step);
+    comm_->barrier();
+    Checkpointer::write_tensors(checkpointer_->staging_dir(state_.step), fmt::format("optim_shard_{}", dist_.rank),
+                                optimizer_->save_state());
+    comm_->barrier();
+  }
+  if (main_rank()) {
+    auto dir = param_sync_ ? checkpointer_->seal(checkpointer_->staging_dir(state_.step), states, state_.step)
+                           : checkpointer_->save(states, state_.step);
+    log::info("checkpoint {}", dir.string());
+  }
+  if (comm_) comm_->barrier();
+}
+
+void Trainer::restore_optimizer(const CheckpointData& ckpt) {
+  // "optim" (one file) or "optim_shard_<r>" (ZeRO-1, any number of ranks): each parameter's state
+  // is stored under its name, so the union serves any world size and either mode.
+  TensorMap merged;
+  for (const auto& [name, c] : ckpt.components)
+    if (name == "optim" || name.rfind("optim_shard_", 0) == 0) merged.insert(c.tensors.begin(), c.tensors.end());
+  if (merged.empty()) throw CheckpointError(ckpt.where() + " holds no optimizer state (optim.safetensors)");
+  optimizer_->load_state_tensors(merged, ckpt.where());
 }
 
 bool Trainer::train_step() {
@@ -90,17 +160,20 @@ bool Trainer::train_step() {
       auto batch = train_loader_->next().to(device_);
       const int64_t T = batch.size(1) - 1;
       auto loss = model_->loss(batch.narrow(1, 0, T), batch.narrow(1, 1, T)) / static_cast<double>(accum);
+      if (reducer_) reducer_->begin_micro_step(micro == accum - 1);  // communicate on the last only
       loss.backward();
       loss_sum += loss.item<double>();
     }
   }
-  last_loss_ = loss_sum;
+  if (reducer_) reducer_->finish();  // gradients now the mean over ranks: the norm below is global
+  last_loss_ = reduce_mean(loss_sum);  // non-finite on any rank is non-finite on all
   last_grad_norm_ = clip_grad_norm(model_->parameters(), cfg_.optim.grad_clip);
   const bool finite = std::isfinite(last_loss_) && std::isfinite(last_grad_norm_);
   if (finite) optimizer_->step(last_lr_);
-  optimizer_->zero_grad();
+  if (finite && param_sync_) param_sync_->sync();  // ZeRO-1: owners send their updated parameters
+  for (auto& p : model_->parameters()) p.mutable_grad() = at::Tensor();  // all: ZeRO-1 steps only its own
   state_.step += 1;
-  state_.tokens_seen += cfg_.train.tokens_per_step();
+  state_.tokens_seen += global_tokens_per_step();
   if (finite) return true;
   const std::string what =
       fmt::format("non-finite {} at step {} (loss {}, grad norm {})", std::isfinite(last_loss_) ? "gradient" : "loss",
@@ -117,11 +190,15 @@ void Trainer::log_step() {
   const double window_s = std::chrono::duration<double>(now - last_log_time_).count();
   const double session_s = std::chrono::duration<double>(now - session_start_).count();
   const int64_t steps_done = state_.step - session_start_step_;
-  const double tok_s = (state_.step - last_log_step_) * cfg_.train.tokens_per_step() / std::max(window_s, 1e-9);
-  const double mfu = tok_s * model_->train_flops_per_token(cfg_.train.seq_len) / peak_flops_;
+  const double tok_s = (state_.step - last_log_step_) * global_tokens_per_step() / std::max(window_s, 1e-9);
+  const double mfu = tok_s / dist_.world * model_->train_flops_per_token(cfg_.train.seq_len) / peak_flops_;
   const double eta = session_s / std::max<int64_t>(steps_done, 1) * (cfg_.train.steps - state_.step);
+  const int64_t window_steps = std::max<int64_t>(state_.step - last_log_step_, 1);
+  const double comm_wait_s = reducer_ ? (reducer_->stats().wait_s - last_comm_wait_s_) / window_steps : 0.0;
+  if (reducer_) last_comm_wait_s_ = reducer_->stats().wait_s;
   last_log_time_ = now;
   last_log_step_ = state_.step;
+  if (!main_rank()) return;
   log::info("step {:>6}/{} | loss {:.4f} | lr {:.2e} | gnorm {:.3f} | {:.0f} tok/s | MFU {:.1f}% | ETA {}", state_.step,
             cfg_.train.steps, last_loss_, last_lr_, last_grad_norm_, tok_s, 100 * mfu, format_duration(eta));
   metrics_->write({{"kind", "train"},
@@ -132,15 +209,24 @@ void Trainer::log_step() {
                    {"tokens", state_.tokens_seen},
                    {"tokens_per_s", tok_s},
                    {"mfu", mfu},
+                   {"comm_wait_s", comm_wait_s},  // per step: the all-reduce time backward did not hide
+                   {"comm_allreduce_s", comm_unoverlapped_s_},  // the same all-reduce alone, measured at start
                    {"elapsed_s", state_.elapsed_s + session_s}});
 }
 
 void Trainer::evaluate(bool final_eval) {
   if (!val_loader_) return;
   model_->eval();
-  last_eval_ =
-      evaluate_perplexity(*model_, *val_loader_, cfg_.eval.batches, device_, cfg_.train.precision == Precision::bf16);
+  auto r = evaluate_perplexity(*model_, *val_loader_, cfg_.eval.batches, device_, cfg_.train.precision == Precision::bf16);
+  if (comm_) {  // each rank evaluated its own slice of every batch: token-weighted mean over all
+    const auto sums = comm_->sum(std::vector<double>{r.loss * static_cast<double>(r.tokens), static_cast<double>(r.tokens)});
+    r.tokens = static_cast<int64_t>(sums[1]);
+    r.loss = sums[0] / std::max(sums[1], 1.0);
+    r.perplexity = std::exp(r.loss);
+  }
+  last_eval_ = r;
   model_->train();
+  if (!main_rank()) return;
   log::info("eval  step {:>6} | val loss {:.4f} | val ppl {:.3f}{}", state_.step, last_eval_->loss,
             last_eval_->perplexity, final_eval ? " (final)" : "");
   metrics_->write({{"kind", "eval"},
@@ -150,32 +236,83 @@ void Trainer::evaluate(bool final_eval) {
                    {"val_tokens", last_eval_->tokens}});
 }
 
-bool Trainer::should_stop_early() const {
-  return preemption_requested() || (opt_.stop_after > 0 && state_.step - session_start_step_ >= opt_.stop_after);
+bool Trainer::should_stop_early() {
+  // SIGTERM reaches one rank or all; every rank must stop at the same step.
+  const bool local = preemption_requested() || (opt_.stop_after > 0 && state_.step - session_start_step_ >= opt_.stop_after);
+  return comm_ ? comm_->any(local) : local;
 }
 
-TrainSummary Trainer::run() {
-  install_preemption_handlers();
-  open_data();
+void Trainer::build_model() {
   torch::manual_seed(static_cast<uint64_t>(cfg_.train.seed));
   model_ = std::make_shared<LanguageModel>(cfg_.model);
   model_->to(device_);
   model_->set_activation_checkpointing(cfg_.train.activation_checkpointing, cfg_.train.activation_checkpointing_k);
+  if (comm_) {  // one seed makes equal models; the broadcast makes sure of it
+    std::vector<at::Tensor> state;
+    for (const auto& p : model_->parameters()) state.push_back(p.detach());
+    for (const auto& b : model_->buffers()) state.push_back(b);
+    comm_->broadcast(state, 0);
+    reducer_ = std::make_unique<GradReducer>(model_->parameters(), *comm_, cfg_.distributed.bucket_bytes(),
+                                             cfg_.distributed.grad_comm == GradComm::bf16);
+    comm_unoverlapped_s_ = reducer_->time_unoverlapped(3);
+    log::info("distributed: {} gradient buckets of <= {} MB in {} ({:.1f} MB per step; {:.1f} ms to all-reduce "
+              "them without overlap)",
+              reducer_->stats().buckets, cfg_.distributed.bucket_mb,
+              cfg_.distributed.grad_comm == GradComm::bf16 ? "bf16" : "fp32", reducer_->stats().bytes / 1048576.0,
+              1e3 * comm_unoverlapped_s_);
+  }
   model_state_ = std::make_unique<ModuleState>(*model_);
-  optimizer_ = std::make_unique<AdamW>(model_->named_parameters().pairs(), cfg_.optim);
+  auto named = model_->named_parameters().pairs();
+  if (comm_ && cfg_.distributed.zero == 1) {
+    std::vector<int64_t> numels;
+    for (const auto& [name, p] : named) numels.push_back(p.numel());
+    const auto owners = assign_owners(numels, dist_.world);
+    param_sync_ = std::make_unique<OwnedParameterSync>(model_->parameters(), owners, *comm_);
+    NamedParameters mine;
+    for (size_t k = 0; k < named.size(); ++k)
+      if (owners[k] == dist_.rank) mine.push_back(named[k]);
+    named = mine;
+  }
+  optimizer_ = std::make_unique<AdamW>(named, cfg_.optim);
+}
+
+void Trainer::log_memory_per_rank() const {
+  int64_t params = 0, owned = 0;
+  for (const auto& p : model_->parameters()) params += p.numel() * p.element_size();
+  for (const auto& [name, t] : optimizer_->state_tensors()) owned += t.numel() * t.element_size();
+  const double mb = 1024.0 * 1024.0;
+  log::info("memory per rank: parameters {:.1f} MB, gradients {:.1f} MB, AdamW state {:.1f} MB{}", params / mb,
+            params / mb, owned / mb, param_sync_ ? fmt::format(" (ZeRO-1: this rank's shard of {})", dist_.world) : "");
+}
+
+void Trainer::resume() {
+  if (!opt_.resume) return;
+  auto ckpt = checkpointer_->load_latest([](const std::string& m) { log::warn("{}", m); });
+  if (!ckpt) {
+    log::warn("--resume: no complete checkpoint in '{}', starting from step 0", run_dir_.string());
+    return;
+  }
+  restore_components(*ckpt, components());  // every rank reads the same checkpoint
+  restore_optimizer(*ckpt);
+  if (metrics_) metrics_->truncate_after(state_.step);
+  log::info("resumed from {} at step {} ({} tokens seen)", ckpt->dir.string(), state_.step, state_.tokens_seen);
+  if (state_.saved_world != state_.world)  // data parallel: every rank holds the whole state
+    log::warn("resuming a checkpoint of {} rank(s) with {}: the data order continues from the same window, "
+              "sliced for the new world size",
+              state_.saved_world, state_.world);
+}
+
+TrainSummary Trainer::run() {
+  install_preemption_handlers();
+  join_job();
+  together("loading data", [&] { open_data(); });
+  build_model();
   state_.config_hash = config_hash(cfg_);
   state_.model_hash = model_hash(cfg_.model);
-  open_run_dir();
-  if (opt_.resume) {
-    auto ckpt = checkpointer_->load_latest([](const std::string& m) { log::warn("{}", m); });
-    if (ckpt) {
-      restore_components(*ckpt, components());
-      metrics_->truncate_after(state_.step);
-      log::info("resumed from {} at step {} ({} tokens seen)", ckpt->dir.string(), state_.step, state_.tokens_seen);
-    } else {
-      log::warn("--resume: no complete checkpoint in '{}', starting from step 0", run_dir_.string());
-    }
-  }
+  state_.world = dist_.world;
+  together("opening the run directory", [&] { open_run_dir(); });
+  together("resuming", [&] { resume(); });
+  log_memory_per_rank();
   peak_flops_ = measure_matmul_peak(device_, cfg_.train.precision == Precision::bf16 ? at::kBFloat16 : at::kFloat);
   log::info("run {} | {} parameters | {:.3g} GFLOP/token | matmul peak {:.1f} GFLOP/s", run_dir_.string(),
             model_->num_parameters(), model_->train_flops_per_token(cfg_.train.seq_len) / 1e9, peak_flops_ / 1e9);
@@ -197,12 +334,13 @@ TrainSummary Trainer::run() {
       save_checkpoint();
     }
     if (stop && state_.step < cfg_.train.steps) {
-      log::warn("stopping at step {} (preemption): checkpoint saved, resume with --resume", state_.step);
+      if (main_rank()) log::warn("stopping at step {} (preemption): checkpoint saved, resume with --resume", state_.step);
       summary.preempted = true;
       break;
     }
   }
   summary.run_dir = run_dir_;
+  summary.main_rank = main_rank();
   summary.step = state_.step;
   summary.final_eval = last_eval_;
   return summary;

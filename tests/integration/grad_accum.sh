@@ -11,29 +11,5 @@ for shape in 8:1 4:2 2:4; do
     --set train.micro_batch=$b --set train.grad_accum=$k --set eval.every=0 --run-dir runs/b$b 2>b$b.err >/dev/null \
     || { cat b$b.err; fail "training with micro_batch $b x grad_accum $k"; }
 done
-"$PY" - <<'PY' || fail "accumulated steps differ from the full batch"
-import json
-import torch
-from safetensors.torch import load_file
-
-def losses(run):
-    return [r["loss"] for r in map(json.loads, open(f"runs/{run}/metrics.jsonl")) if r["kind"] == "train"]
-
-def params(run):
-    return load_file(f"runs/{run}/checkpoints/step_20/model.safetensors")
-
-full, full_p = losses("b8"), params("b8")
-assert len(full) == 20, len(full)
-scale = max(t.abs().max().item() for t in full_p.values())
-for run in ["b4", "b2"]:
-    got = losses(run)
-    assert len(got) == 20, (run, len(got))
-    worst = max(abs(a - b) / abs(a) for a, b in zip(full, got))
-    assert worst < 1e-5, (run, worst)
-    p = params(run)
-    assert p.keys() == full_p.keys()
-    diff = max((p[n] - full_p[n]).abs().max().item() for n in p)
-    assert diff < 1e-4 * scale, (run, diff, scale)
-    print(f"{run}: loss rel. diff {worst:.2e}, parameter diff {diff:.2e} (scale {scale:.3f})")
-PY
+"$PY" "$HERE/same_training.py" 20 runs/b8 runs/b4 runs/b2 || fail "accumulated steps differ from the full batch"
 echo "gradient accumulation matches the full batch"

@@ -225,8 +225,14 @@ TEST(Config, FloatsAreWrittenSoYaml11ReadersSeeNumbers) {
   EXPECT_NE(text.find("rope_base: 10000.0"), std::string::npos) << text;
 }
 
-TEST(Config, DistributedBackendIsRefusedUntilTheDistributedTrainerLands) {
-  auto msg = error_of({}, {"distributed.backend=gloo"});
-  EXPECT_NE(msg.find("distributed.backend: distributed training is not implemented yet"), std::string::npos) << msg;
-  EXPECT_NO_THROW(ember::load_config({}, {"distributed.backend=auto"}));
+TEST(Config, DistributedKeysAreReadAndCheckedByName) {
+  Config c = ember::load_config({}, {"distributed.backend=gloo", "distributed.bucket_mb=4", "distributed.grad_comm=bf16",
+                                     "distributed.timeout_s=30"});
+  EXPECT_EQ(c.distributed.backend, ember::Backend::gloo);
+  EXPECT_EQ(c.distributed.bucket_bytes(), 4 * 1024 * 1024);
+  EXPECT_EQ(c.distributed.grad_comm, ember::GradComm::bf16);
+  EXPECT_EQ(c.distributed.timeout_s, 30);
+  EXPECT_NE(error_of({}, {"distributed.backend=mpi"}).find("distributed.backend"), std::string::npos);
+  EXPECT_NE(error_of({}, {"distributed.timeout_s=0"}).find("distributed.timeout_s"), std::string::npos);
+  EXPECT_NE(error_of({}, {"distributed.bucket_mb=-1"}).find("distributed.bucket_mb"), std::string::npos);
 }

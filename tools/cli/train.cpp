@@ -31,6 +31,7 @@ void run_train(const TrainArgs& args) {
   }
   Trainer trainer(load_config(files, args.config.overrides), opt);
   auto summary = trainer.run();
+  if (!summary.main_rank) return;
   std::cout << "run directory: " << summary.run_dir.string() << "\n";
   if (summary.final_eval)
     std::cout << fmt::format("final validation loss {:.4f}, perplexity {:.3f}\n", summary.final_eval->loss,

@@ -37,6 +37,15 @@ class Checkpointer {
   Checkpointer(std::filesystem::path run_dir, int64_t keep);
 
   std::filesystem::path save(const std::map<std::string, ComponentState>& components, int64_t step);
+  // The same in three parts, for components written by several processes (optimizer shards):
+  // begin() makes an empty staging directory, write_tensors() puts one component's tensors there
+  // (any process), seal() writes the rest, SHA256SUMS over every staged file, renames it into
+  // place and moves `latest`. Call seal() only when every writer has finished.
+  std::filesystem::path begin(int64_t step) const;
+  std::filesystem::path staging_dir(int64_t step) const;
+  static void write_tensors(const std::filesystem::path& staging, const std::string& name, const ComponentState& state);
+  std::filesystem::path seal(const std::filesystem::path& staging,
+                             const std::map<std::string, ComponentState>& components, int64_t step);
   // The newest checkpoint that verifies; `warn` hears about each one skipped. nullopt if none.
   std::optional<CheckpointData> load_latest(const std::function<void(const std::string&)>& warn) const;
   std::filesystem::path checkpoints_dir() const { return run_dir_ / "checkpoints"; }

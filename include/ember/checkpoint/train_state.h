@@ -15,6 +15,8 @@ struct TrainState final : Stateful {
   std::string config_hash;    // informational
   std::string model_hash;     // sha256 of the model section: resume refuses a different model
   double elapsed_s = 0.0;
+  int64_t world = 1;  // ranks that trained the latest steps (data parallel: any world may resume)
+  int64_t saved_world = 1;  // after load_state: the world of the checkpoint
 
   nlohmann::json to_json() const;
   static TrainState from_json(const nlohmann::json& j, const std::string& where);

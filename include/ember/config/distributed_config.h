@@ -1,6 +1,5 @@
-// distributed.* keys. The c10d engine (Gloo on CPU, NCCL on GPU) will read the torchrun / Slurm
-// environment; until the distributed trainer lands, ember runs as one process and a non-default
-// backend is an error.
+// distributed.* keys: the c10d data-parallel engine (dist/). The job's shape (rank, world, master)
+// comes from the launcher's environment (dist/environment.h), not from here.
 #pragma once
 #include "ember/config/fields.h"
 
@@ -13,15 +12,30 @@ inline std::span<const EnumName<Backend>> enum_names(Backend) {
   return names;
 }
 
-struct DistributedConfig {
-  Backend backend = Backend::automatic;
+enum class GradComm { fp32, bf16 };
+inline std::span<const EnumName<GradComm>> enum_names(GradComm) {
+  static constexpr EnumName<GradComm> names[] = {{GradComm::fp32, "fp32"}, {GradComm::bf16, "bf16"}};
+  return names;
+}
 
-  void fields(FieldVisitor& v) { v.choice("backend", backend); }
-  void check(const ConfigChecker& c) const {
-    c.require(backend == Backend::automatic, "distributed.backend",
-              "distributed training is not implemented yet: ember runs as one process; remove the key (or "
-              "set it to auto)");
+struct DistributedConfig {
+  Backend backend = Backend::automatic;  // auto: nccl when CUDA is available, else gloo
+  int64_t timeout_s = 600;               // a collective or the rendezvous waiting longer fails
+  double bucket_mb = 25.0;               // gradient all-reduce bucket size
+  GradComm grad_comm = GradComm::fp32;   // dtype gradients travel in
+  int64_t zero = 0;                      // 1: AdamW state sharded across ranks (ZeRO-1)
+
+  void fields(FieldVisitor& v) {
+    v.choice("backend", backend);
+    v.field("timeout_s", timeout_s, Bound::positive());
+    v.field("bucket_mb", bucket_mb, Bound::positive());
+    v.choice("grad_comm", grad_comm);
+    v.field("zero", zero, Bound::non_negative());
   }
+  void check(const ConfigChecker& c) const {
+    c.require(zero <= 1, "distributed.zero", "expected 0 (replicated optimizer state) or 1 (ZeRO-1, sharded)");
+  }
+  int64_t bucket_bytes() const { return static_cast<int64_t>(bucket_mb * 1024 * 1024); }
 };
 
 }  // namespace ember

@@ -3,6 +3,7 @@
 // the model, optimizer, loader, RNG and train state are checkpoint components.
 #pragma once
 #include <chrono>
+#include <functional>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -13,6 +14,10 @@
 #include "ember/checkpoint/run_lock.h"
 #include "ember/checkpoint/train_state.h"
 #include "ember/data/loader.h"
+#include "ember/dist/communicator.h"
+#include "ember/dist/environment.h"
+#include "ember/dist/grad_reducer.h"
+#include "ember/dist/zero_shards.h"
 #include "ember/eval/perplexity.h"
 #include "ember/model/lm.h"
 #include "ember/train/adamw.h"
@@ -30,6 +35,7 @@ struct TrainSummary {
   std::filesystem::path run_dir;
   int64_t step = 0;
   bool preempted = false;
+  bool main_rank = true;  // rank 0 (or the only process): the one that reports
   std::optional<EvalResult> final_eval;
 };
 
@@ -42,19 +48,33 @@ class Trainer {
   TrainSummary run();
 
  private:
+  void join_job();
   void open_data();
+  void build_model();
+  // Runs a set-up phase on every rank; when any rank fails, all do (the failing one with its error).
+  void together(const char* phase, const std::function<void()>& fn);
+  bool main_rank() const { return dist_.rank == 0; }
+  int64_t global_tokens_per_step() const { return cfg_.train.tokens_per_step() * dist_.world; }
+  double reduce_mean(double x);
   void open_run_dir();
   void save_checkpoint();
   bool train_step();  // false when a non-finite step was skipped
   void log_step();
   void evaluate(bool final_eval);
-  bool should_stop_early() const;
+  bool should_stop_early();
+  void resume();
+  void restore_optimizer(const CheckpointData& ckpt);
+  void log_memory_per_rank() const;
   NamedComponents components();
 
   Config cfg_;
   TrainOptions opt_;
   std::filesystem::path run_dir_;
   at::Device device_ = at::kCPU;
+  DistEnv dist_;
+  std::unique_ptr<Communicator> comm_;  // null in a one-process run
+  std::unique_ptr<GradReducer> reducer_;
+  std::unique_ptr<OwnedParameterSync> param_sync_;  // ZeRO-1 only
   std::unique_ptr<RunLock> lock_;
   std::unique_ptr<BatchLoader> train_loader_, val_loader_;
   std::shared_ptr<LanguageModel> model_;
@@ -66,6 +86,7 @@ class Trainer {
   CpuRngState rng_;
   double last_loss_ = 0.0, last_grad_norm_ = 0.0, last_lr_ = 0.0;
   double peak_flops_ = 0.0;
+  double comm_unoverlapped_s_ = 0.0, last_comm_wait_s_ = 0.0;
   int64_t session_start_step_ = 0;
   std::chrono::steady_clock::time_point session_start_, last_log_time_;
   int64_t last_log_step_ = 0;

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Data-parallel scaling over Gloo on this machine (issue 15): `ember train` as 1, 2 and 4 processes
+# of one intra-op thread each (`ember launch -n W`), the same micro-batch per rank (weak scaling:
+# W x the tokens per step), rounds interleaved 1,2,4,1,2,4,... Per run: global tokens/s (median
+# over the logged steps after warm-up), per-step communication wait that backward did not hide
+# (comm_wait_s), the same all-reduce measured alone (comm_allreduce_s) and the overlap fraction
+# 1 - wait / alone. Models: the tiny default (d 128, L 4) and a ~20M one (d 512, L 6).
+# With 4 ranks on a 2-core machine the cores are oversubscribed: that row measures contention.
+# Usage: bench/run_dist.sh [BUILD_DIR] [ROUNDS] [STEPS]
+set -euo pipefail
+build="$(cd "${1:-build}" && pwd)"
+rounds="${2:-2}"
+steps="${3:-30}"
+ember="$build/tools/ember"
+here="$(cd "$(dirname "$0")/.." && pwd)"
+py="${EMBER_PYTHON:-$HOME/.cache/ember/venv/bin/python}"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+"$py" "$here/tests/integration/make_synthetic.py" data 256 2000000 20000 >/dev/null
+cat > base.yaml <<YAML
+model: {vocab_size: 256, max_seq_len: 256, embedding: {kind: tied}, mixer: {kind: attention}}
+data: {train: [data/train_*.bin], val: [data/val_*.bin]}
+train: {steps: $steps, micro_batch: 8, seq_len: 256, threads: 1}
+optim: {warmup_steps: 2}
+eval: {every: 0, batches: 1}
+checkpoint: {every: 0}
+log: {dir: runs, name: x, every: 1}
+YAML
+declare -A shapes=([tiny]="model.d_model=128 model.n_layers=4 model.n_heads=4 model.mlp.d_ff=384"
+                   [20m]="model.d_model=512 model.n_layers=6 model.n_heads=8 model.mlp.d_ff=1536")
+for model in tiny 20m; do
+  sets=(); for kv in ${shapes[$model]}; do sets+=(--set "$kv"); done
+  for r in $(seq 1 "$rounds"); do
+    for w in 1 2 4; do
+      run="runs/${model}_w${w}_r$r"
+      "$ember" launch -n $w -- ember train -c base.yaml "${sets[@]}" --run-dir "$run" >/dev/null 2>"$run.err" \
+        || { cat "$run.err"; exit 1; }
+      "$py" - "$run" "$model" "$w" <<'PY'
+import json, statistics, sys
+run, model, w = sys.argv[1], sys.argv[2], int(sys.argv[3])
+rows = [r for r in map(json.loads, open(f"{run}/metrics.jsonl")) if r["kind"] == "train"][5:]
+tok = statistics.median(r["tokens_per_s"] for r in rows)
+wait = statistics.median(r["comm_wait_s"] for r in rows)
+alone = rows[-1]["comm_allreduce_s"]
+print(json.dumps({"model": model, "world": w, "tokens_per_s": round(tok), "comm_wait_ms": round(1e3 * wait, 2),
+                  "comm_allreduce_ms": round(1e3 * alone, 2),
+                  "overlap": round(1 - wait / alone, 2) if alone > 0 else None}))
+PY
+    done
+  done
+done | tee results.jsonl
+"$py" - <<'PY'
+import json, statistics
+rows = [json.loads(l) for l in open("results.jsonl")]
+for model in ["tiny", "20m"]:
+    base = [r["tokens_per_s"] for r in rows if r["model"] == model and r["world"] == 1]
+    for w in [1, 2, 4]:
+        sel = [r for r in rows if r["model"] == model and r["world"] == w]
+        tok = [r["tokens_per_s"] for r in sel]
+        speedup = [round(t / b, 2) for t, b in zip(tok, base)]
+        print(f"{model:>4} world {w}: {statistics.median(tok):>8.0f} tok/s, x{statistics.median(speedup):.2f} "
+              f"(rounds {speedup}), comm wait {statistics.median(r['comm_wait_ms'] for r in sel):.1f} ms/step, "
+              f"all-reduce alone {statistics.median(r['comm_allreduce_ms'] for r in sel):.1f} ms, overlap "
+              f"{[r['overlap'] for r in sel]}")
+PY

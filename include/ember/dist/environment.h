@@ -1,0 +1,32 @@
+// Where this process sits in a distributed job, read from the launcher's environment: torchrun /
+// `ember launch` (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT) or
+// Slurm's srun (SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID, SLURM_NTASKS_PER_NODE or
+// SLURM_STEP_NUM_TASKS / SLURM_JOB_NUM_NODES, the first host of SLURM_JOB_NODELIST, a port derived
+// from SLURM_JOB_ID). Neither present: one process.
+#pragma once
+#include <functional>
+#include <optional>
+#include <string>
+
+namespace ember {
+
+struct DistEnv {
+  int rank = 0, world = 1;
+  int local_rank = 0, local_world = 1;
+  std::string master_addr = "127.0.0.1";
+  int master_port = 29500;
+  std::string source = "single process";  // "torchrun", "slurm" or "single process"
+  bool distributed() const { return world > 1; }
+};
+
+using EnvLookup = std::function<std::optional<std::string>(const std::string&)>;
+
+EnvLookup process_environment();
+
+// Throws a ConfigError naming the missing or inconsistent variables.
+DistEnv read_dist_env(const EnvLookup& env);
+
+// The first host of a Slurm hostlist: "gpu[003-005,9],cpu1" -> "gpu003".
+std::string first_slurm_host(const std::string& nodelist);
+
+}  // namespace ember

@@ -1,0 +1,143 @@
+#include <torch/csrc/distributed/c10d/HashStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#include <torch/cuda.h>
+
+#include <cstdlib>
+
+#include "communicator_impl.h"
+#include "ember/util/error.h"
+
+namespace ember {
+namespace {
+
+// The error of a failed collective: which one, where, and the likely reason, in one line.
+[[noreturn]] void collective_failed(const std::string& what, int rank, std::chrono::seconds timeout,
+                                    const std::exception& e) {
+  std::string cause = e.what();
+  cause = cause.substr(0, cause.find('\n'));
+  throw Error(fmt::format("distributed: {} failed on rank {}: a peer rank exited or stalled for more than "
+                          "distributed.timeout_s ({} s): {}",
+                          what, rank, timeout.count(), cause));
+}
+
+std::shared_ptr<::gloo::transport::Device> gloo_device(const std::string& master_addr) {
+  if (const char* ifname = std::getenv("GLOO_SOCKET_IFNAME"))
+    return c10d::ProcessGroupGloo::createDeviceForInterface(ifname);
+  if (master_addr == "127.0.0.1" || master_addr == "localhost")  // one node: stay on loopback
+    return c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1");
+  return c10d::ProcessGroupGloo::createDefaultDevice();
+}
+
+c10::intrusive_ptr<c10d::Backend> make_gloo(const c10::intrusive_ptr<c10d::Store>& store, int rank, int world,
+                                            std::chrono::seconds timeout, const std::string& master_addr) {
+  auto options = c10d::ProcessGroupGloo::Options::create(timeout);
+  options->devices.push_back(gloo_device(master_addr));
+  options->threads = 2;
+  return c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, world, options);
+}
+
+}  // namespace
+
+void PendingOp::wait() {
+  if (!impl_) return;
+  auto impl = std::move(impl_);
+  try {
+    impl->work->wait();
+  } catch (const std::exception& e) {
+    collective_failed(impl->what, impl->rank, impl->timeout, e);
+  }
+}
+
+InProcessStore::InProcessStore() : impl(std::make_shared<Impl>()) { impl->store = c10::make_intrusive<c10d::HashStore>(); }
+
+Communicator::Communicator(std::unique_ptr<Impl> impl, int rank, int world, std::string backend)
+    : impl_(std::move(impl)), rank_(rank), world_(world), backend_name_(std::move(backend)) {}
+
+Communicator::~Communicator() = default;
+
+std::unique_ptr<Communicator> Communicator::connect(const DistEnv& env, Backend backend, std::chrono::seconds timeout) {
+  const bool cuda = torch::cuda::is_available();
+  if (backend == Backend::automatic) backend = cuda ? Backend::nccl : Backend::gloo;
+  if (backend == Backend::nccl && !cuda)
+    throw ConfigError("distributed.backend: nccl needs CUDA devices and none is available; use gloo");
+  auto impl = std::make_unique<Impl>();
+  impl->timeout = timeout;
+  c10d::TCPStoreOptions so;
+  so.port = static_cast<uint16_t>(env.master_port);
+  so.isServer = env.rank == 0;
+  so.numWorkers = env.world;
+  so.timeout = timeout;
+  try {
+    impl->store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, so);
+    if (backend == Backend::nccl) {
+      impl->device = at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(env.local_rank));
+      impl->backend = make_nccl_backend(impl->store, env.rank, env.world, timeout);
+    } else {
+      impl->backend = make_gloo(impl->store, env.rank, env.world, timeout, env.master_addr);
+    }
+  } catch (const c10::Error& e) {
+    std::string cause = e.what();
+    throw Error(fmt::format("distributed: rank {} of {} could not join the job at {}:{} within {} s: {}", env.rank,
+                            env.world, env.master_addr, env.master_port, timeout.count(),
+                            cause.substr(0, cause.find('\n'))));
+  }
+  const std::string name = backend == Backend::nccl ? "nccl" : "gloo";
+  return std::unique_ptr<Communicator>(new Communicator(std::move(impl), env.rank, env.world, name));
+}
+
+std::unique_ptr<Communicator> Communicator::in_process(const InProcessStore& store, int rank, int world,
+                                                       std::chrono::seconds timeout) {
+  auto impl = std::make_unique<Impl>();
+  impl->timeout = timeout;
+  impl->store = store.impl->store;
+  impl->backend = make_gloo(impl->store, rank, world, timeout, "127.0.0.1");
+  return std::unique_ptr<Communicator>(new Communicator(std::move(impl), rank, world, "gloo"));
+}
+
+PendingOp Communicator::all_reduce_sum_async(at::Tensor t) {
+  std::vector<at::Tensor> ts{std::move(t)};
+  auto op = std::make_shared<PendingOp::Impl>();
+  op->what = "all-reduce";
+  op->rank = rank_;
+  op->timeout = impl_->timeout;
+  try {
+    op->work = impl_->backend->allreduce(ts);
+  } catch (const std::exception& e) {
+    collective_failed(op->what, rank_, impl_->timeout, e);
+  }
+  return PendingOp(op);
+}
+
+void Communicator::all_reduce_sum(at::Tensor t) { all_reduce_sum_async(std::move(t)).wait(); }
+
+void Communicator::broadcast(std::vector<at::Tensor> tensors, int root) {
+  c10d::BroadcastOptions o;
+  o.rootRank = root;
+  for (auto& t : tensors) {
+    std::vector<at::Tensor> one{t};
+    try {
+      impl_->backend->broadcast(one, o)->wait();
+    } catch (const std::exception& e) {
+      collective_failed("broadcast", rank_, impl_->timeout, e);
+    }
+  }
+}
+
+void Communicator::barrier() {
+  // A one-element all-reduce: a barrier that reports a dead peer like any collective.
+  all_reduce_sum(at::zeros({1}, at::TensorOptions().device(impl_->device)));
+}
+
+std::vector<double> Communicator::sum(std::vector<double> xs) {
+  auto t = at::tensor(xs, at::kDouble).to(impl_->device);
+  all_reduce_sum(t);
+  t = t.cpu();
+  return {t.data_ptr<double>(), t.data_ptr<double>() + t.numel()};
+}
+
+double Communicator::sum(double x) { return sum(std::vector<double>{x})[0]; }
+
+bool Communicator::any(bool flag) { return sum(flag ? 1.0 : 0.0) > 0.0; }
+
+}  // namespace ember

@@ -1,0 +1,239 @@
+#include "ember/dist/launcher.h"
+
+#include <fmt/format.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <chrono>
+#include <optional>
+
+#include "ember/util/error.h"
+
+namespace ember {
+namespace {
+
+volatile std::sig_atomic_t g_forward_signal = 0;
+int g_wake_fd = -1;
+
+void on_signal(int sig) {
+  g_forward_signal = sig;
+  const char b = 1;
+  [[maybe_unused]] auto n = ::write(g_wake_fd, &b, 1);
+}
+
+int free_port() {
+  const int s = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  if (s < 0 || ::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+      ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len) != 0)
+    throw Error(std::string("ember launch: cannot find a free port: ") + std::strerror(errno));
+  ::close(s);
+  return ntohs(a.sin_port);
+}
+
+std::chrono::steady_clock::time_point deadline(double seconds) {
+  return std::chrono::steady_clock::now() +
+         std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
+}
+
+struct Rank {
+  int rank = 0;
+  pid_t pid = -1;
+  int out = -1, err = -1;  // read ends of the child's stdout / stderr
+  std::string out_buf, err_buf;
+  std::optional<int> status;  // exit code, or 128 + signal
+};
+
+[[noreturn]] void exec_rank(const LaunchOptions& opt, int local, int out_w, int err_w) {
+  ::setpgid(0, 0);
+  ::dup2(out_w, STDOUT_FILENO);
+  ::dup2(err_w, STDERR_FILENO);
+  const int world = opt.nproc * opt.nnodes;
+  const auto set = [](const char* k, const std::string& v) { ::setenv(k, v.c_str(), 1); };
+  set("RANK", std::to_string(opt.node_rank * opt.nproc + local));
+  set("WORLD_SIZE", std::to_string(world));
+  set("LOCAL_RANK", std::to_string(local));
+  set("LOCAL_WORLD_SIZE", std::to_string(opt.nproc));
+  set("MASTER_ADDR", opt.master_addr);
+  set("MASTER_PORT", std::to_string(opt.master_port));
+  std::vector<std::string> words = opt.command;
+  if (words[0] == "ember") words[0] = std::filesystem::read_symlink("/proc/self/exe").string();
+  std::vector<char*> argv;
+  for (auto& w : words) argv.push_back(w.data());
+  argv.push_back(nullptr);
+  ::signal(SIGINT, SIG_DFL);
+  ::signal(SIGTERM, SIG_DFL);
+  ::execvp(argv[0], argv.data());
+  std::fprintf(stderr, "ember launch: cannot run '%s': %s\n", argv[0], std::strerror(errno));
+  ::_exit(127);
+}
+
+Rank start_rank(const LaunchOptions& opt, int local) {
+  int out[2], err[2];
+  if (::pipe(out) != 0 || ::pipe(err) != 0) throw Error(std::string("ember launch: pipe: ") + std::strerror(errno));
+  Rank r;
+  r.rank = opt.node_rank * opt.nproc + local;
+  r.pid = ::fork();
+  if (r.pid < 0) throw Error(std::string("ember launch: fork: ") + std::strerror(errno));
+  if (r.pid == 0) {
+    ::close(out[0]), ::close(err[0]);
+    exec_rank(opt, local, out[1], err[1]);
+  }
+  ::setpgid(r.pid, r.pid);  // also here, so that a signal sent right away finds the group
+  ::close(out[1]), ::close(err[1]);
+  r.out = out[0], r.err = err[0];
+  return r;
+}
+
+// Reads what a pipe has; prints each complete line with the rank's prefix.
+void pump(int& fd, std::string& buf, FILE* to, int rank, bool flush_partial = false) {
+  char chunk[4096];
+  const ssize_t n = ::read(fd, chunk, sizeof chunk);
+  if (n > 0) buf.append(chunk, static_cast<size_t>(n));
+  size_t nl;
+  while ((nl = buf.find('\n')) != std::string::npos) {
+    std::fprintf(to, "[rank %d] %s\n", rank, buf.substr(0, nl).c_str());
+    buf.erase(0, nl + 1);
+  }
+  if (n <= 0) {  // end of file (or error): the rest, then close
+    if (!buf.empty() || flush_partial) std::fprintf(to, "[rank %d] %s\n", rank, buf.c_str()), buf.clear();
+    ::close(fd);
+    fd = -1;
+  }
+  std::fflush(to);
+}
+
+class Job {
+ public:
+  Job(const LaunchOptions& opt, int wake_read) : opt_(opt), wake_read_(wake_read) {
+    for (int i = 0; i < opt.nproc; ++i) ranks_.push_back(start_rank(opt, i));
+  }
+  int run();
+
+ private:
+  void signal_all(int sig) {
+    for (auto& r : ranks_)
+      if (!r.status) ::kill(-r.pid, sig);
+  }
+  void reap();
+  void stop_others(const Rank& failed);
+  bool all_done() const {
+    for (const auto& r : ranks_)
+      if (!r.status || r.out >= 0 || r.err >= 0) return false;
+    return true;
+  }
+
+  const LaunchOptions& opt_;
+  int wake_read_;
+  std::vector<Rank> ranks_;
+  std::optional<std::chrono::steady_clock::time_point> kill_at_;
+  std::optional<int> first_failure_;
+};
+
+void Job::reap() {
+  for (auto& r : ranks_) {
+    if (r.status) continue;
+    int st = 0;
+    if (::waitpid(r.pid, &st, WNOHANG) != r.pid) continue;
+    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    if (*r.status != 0 && !first_failure_) stop_others(r);
+  }
+}
+
+void Job::stop_others(const Rank& failed) {
+  first_failure_ = *failed.status;
+  const std::string how = *failed.status > 128 ? fmt::format("was killed by signal {}", *failed.status - 128)
+                                               : fmt::format("exited with code {}", *failed.status);
+  std::fprintf(stderr, "ember launch: rank %d %s; stopping the other ranks\n", failed.rank, how.c_str());
+  signal_all(SIGTERM);
+  if (!kill_at_) kill_at_ = deadline(opt_.grace_s);
+}
+
+int Job::run() {
+  bool forwarded = false;
+  while (!all_done()) {
+    std::vector<pollfd> fds;
+    fds.push_back({wake_read_, POLLIN, 0});
+    for (auto& r : ranks_) {
+      if (r.out >= 0) fds.push_back({r.out, POLLIN, 0});
+      if (r.err >= 0) fds.push_back({r.err, POLLIN, 0});
+    }
+    ::poll(fds.data(), fds.size(), 100);
+    if (fds[0].revents & POLLIN) {
+      char drain[16];
+      [[maybe_unused]] auto n = ::read(wake_read_, drain, sizeof drain);
+    }
+    if (g_forward_signal && !forwarded) {  // preemption or Ctrl-C: every rank hears it
+      forwarded = true;
+      std::fprintf(stderr, "ember launch: forwarding signal %d to every rank\n", static_cast<int>(g_forward_signal));
+      signal_all(g_forward_signal);
+      kill_at_ = deadline(opt_.grace_s);
+    }
+    for (size_t i = 1; i < fds.size(); ++i) {
+      if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      for (auto& r : ranks_) {
+        if (fds[i].fd == r.out) pump(r.out, r.out_buf, stdout, r.rank);
+        else if (fds[i].fd == r.err) pump(r.err, r.err_buf, stderr, r.rank);
+      }
+    }
+    reap();
+    if (kill_at_ && std::chrono::steady_clock::now() > *kill_at_) {
+      std::fprintf(stderr, "ember launch: ranks still running after %.0f s: killing them\n", opt_.grace_s);
+      signal_all(SIGKILL);
+      kill_at_.reset();
+    }
+  }
+  return first_failure_.value_or(0);
+}
+
+}  // namespace
+
+std::pair<std::string, int> parse_host_port(const std::string& text, const std::string& flag) {
+  const auto colon = text.rfind(':');
+  int port = 0;
+  if (colon != std::string::npos && colon > 0) {
+    try {
+      size_t used = 0;
+      port = std::stoi(text.substr(colon + 1), &used);
+      if (used != text.size() - colon - 1) port = 0;
+    } catch (const std::exception&) {
+      port = 0;
+    }
+  }
+  if (port < 1 || port > 65535) throw UsageError(flag + ": expected HOST:PORT, got '" + text + "'");
+  return {text.substr(0, colon), port};
+}
+
+int launch(const LaunchOptions& given) {
+  LaunchOptions opt = given;
+  if (opt.command.empty()) throw UsageError("ember launch: no command to run (put it after --)");
+  if (opt.nproc < 1) throw UsageError("ember launch: -n must be >= 1");
+  if (opt.nnodes < 1 || opt.node_rank < 0 || opt.node_rank >= opt.nnodes)
+    throw UsageError(fmt::format("ember launch: --node-rank {} outside [0, --nnodes {})", opt.node_rank, opt.nnodes));
+  if (opt.nnodes > 1 && opt.master_port == 0)
+    throw UsageError("ember launch: --master HOST:PORT is required with --nnodes > 1");
+  if (opt.master_port == 0) opt.master_port = free_port();
+  int wake[2];
+  if (::pipe(wake) != 0) throw Error(std::string("ember launch: pipe: ") + std::strerror(errno));
+  g_wake_fd = wake[1];
+  struct sigaction sa{};
+  sa.sa_handler = on_signal;
+  ::sigaction(SIGINT, &sa, nullptr);
+  ::sigaction(SIGTERM, &sa, nullptr);
+  Job job(opt, wake[0]);
+  const int status = job.run();
+  ::close(wake[0]), ::close(wake[1]);
+  return status;
+}
+
+}  // namespace ember

@@ -1,0 +1,116 @@
+# Data parallel over c10d Gloo with `ember launch`: 2 ranks x micro-batch B equal one process with
+# 2B (same windows, gradients averaged in buckets), also with gradient accumulation; resume is bit
+# for bit at the same world size; SIGTERM to the job checkpoints and exits 0 on every rank; a rank
+# killed with -9 fails the job with a message naming it and leaves no process behind; a rank whose
+# peer dies fails by itself within distributed.timeout_s; bad launcher input is one clear line.
+source "$(dirname "$0")/lib_common.sh"
+mkdir -p data
+make_synthetic data 64 100000 10000 >/dev/null
+write_tiny_config base.yaml data
+common=(--set train.steps=20 --set optim.warmup_steps=5 --set log.every=1 --set eval.every=0 --set train.threads=1)
+
+"$EMBER" train -c base.yaml "${common[@]}" --set train.micro_batch=8 --run-dir runs/one 2>one.err >/dev/null \
+  || { cat one.err; fail "one process"; }
+"$EMBER" launch -n 2 -- ember train -c base.yaml "${common[@]}" --set train.micro_batch=4 \
+  --set distributed.bucket_mb=0.05 --run-dir runs/two >two.out 2>two.err || { cat two.err; fail "2 ranks"; }
+"$EMBER" launch -n 2 -- ember train -c base.yaml "${common[@]}" --set train.micro_batch=2 --set train.grad_accum=2 \
+  --run-dir runs/two_accum >/dev/null 2>accum.err || { cat accum.err; fail "2 ranks with accumulation"; }
+grep -q "\[rank 0\] .*distributed: 2 ranks (2 per node) over gloo from torchrun | global batch 4 x 1 x 2" two.err \
+  || { cat two.err; fail "rank 0 announces world, backend and global batch, prefixed by the launcher"; }
+grep -q "gradient buckets of <= 0.05 MB" two.err || fail "several buckets announced"
+[ "$(grep -c 'run directory' two.out)" = 1 ] || fail "only rank 0 reports"
+
+"$PY" "$HERE/same_training.py" 20 runs/one runs/two runs/two_accum || fail "data parallel differs from one process"
+
+# Resume at the same world size: bit for bit.
+"$EMBER" launch -n 2 -- ember train -c base.yaml "${common[@]}" --set train.micro_batch=4 --run-dir runs/split \
+  --stop-after 8 >/dev/null 2>split.err || { cat split.err; fail "first half"; }
+"$EMBER" launch -n 2 -- ember train -c base.yaml "${common[@]}" --set train.micro_batch=4 --run-dir runs/split \
+  --resume >/dev/null 2>resume.err || { cat resume.err; fail "resume"; }
+"$PY" - <<'PY' || fail "2-rank resume is not bit-identical"
+import torch
+from safetensors.torch import load_file
+a = load_file("runs/two/checkpoints/step_20/model.safetensors")
+b = load_file("runs/split/checkpoints/step_20/model.safetensors")
+assert all(torch.equal(a[n], b[n]) for n in a)
+PY
+
+# ZeRO-1: AdamW state sharded by parameter owner; the same training as replicated state, bit for
+# bit; one optimizer shard per rank in the checkpoint; resumable at the same and at another world.
+"$EMBER" launch -n 2 -- ember train -c base.yaml "${common[@]}" --set train.micro_batch=4 --set distributed.zero=1 \
+  --run-dir runs/zero --stop-after 8 >/dev/null 2>zero.err || { cat zero.err; fail "ZeRO-1 first half"; }
+grep -q "AdamW state .* (ZeRO-1: this rank's shard of 2)" zero.err || { cat zero.err; fail "ZeRO-1 memory line"; }
+ls runs/zero/checkpoints/step_8/optim_shard_0.safetensors runs/zero/checkpoints/step_8/optim_shard_1.safetensors \
+  >/dev/null || fail "one optimizer shard per rank"
+[ ! -e runs/zero/checkpoints/step_8/optim.safetensors ] || fail "ZeRO-1 writes no whole optimizer file"
+grep -q "optim_shard_1.safetensors" runs/zero/checkpoints/step_8/SHA256SUMS || fail "shards listed in SHA256SUMS"
+cp -r runs/zero runs/zero_one_rank
+"$EMBER" launch -n 2 -- ember train -c base.yaml "${common[@]}" --set train.micro_batch=4 --set distributed.zero=1 \
+  --run-dir runs/zero --resume >/dev/null 2>zero2.err || { cat zero2.err; fail "ZeRO-1 resume"; }
+"$EMBER" train -c base.yaml "${common[@]}" --set train.micro_batch=8 --run-dir runs/zero_one_rank --resume \
+  >/dev/null 2>zero1.err || { cat zero1.err; fail "a ZeRO-1 checkpoint resumed by one process"; }
+grep -q "resuming a checkpoint of 2 rank(s) with 1" zero1.err || fail "world change announced"
+"$PY" - <<'PY' || fail "ZeRO-1 differs from replicated optimizer state"
+import torch
+from safetensors.torch import load_file
+a = load_file("runs/two/checkpoints/step_20/model.safetensors")
+b = load_file("runs/zero/checkpoints/step_20/model.safetensors")
+assert all(torch.equal(a[n], b[n]) for n in a), "ZeRO-1 + resume must equal the replicated run bit for bit"
+c = load_file("runs/zero_one_rank/checkpoints/step_20/model.safetensors")
+scale = max(t.abs().max().item() for t in a.values())
+diff = max((a[n] - c[n]).abs().max().item() for n in a)
+assert diff < 1e-4 * scale, (diff, scale)
+PY
+expect_error "distributed.zero" "$EMBER" train -c base.yaml --set distributed.zero=2
+
+# SIGTERM to the launcher (Slurm preemption): each rank finishes its step, one checkpoint, exit 0.
+"$EMBER" launch -n 2 -- ember train -c base.yaml "${common[@]}" --set train.steps=100000 --set log.every=1 \
+  --run-dir runs/term >term.out 2>term.err &
+launcher=$!
+for _ in $(seq 600); do grep -q "step .*10/" term.err 2>/dev/null && break; sleep 0.1; done
+kill -TERM $launcher
+wait $launcher || { cat term.err; fail "SIGTERM: the job must exit 0"; }
+grep -q "forwarding signal 15" term.err || fail "the launcher forwards SIGTERM"
+grep -q "stopping at step" term.err || { cat term.err; fail "rank 0 stops for preemption"; }
+ls runs/term/checkpoints | grep -q step_ || fail "no checkpoint after SIGTERM"
+
+# kill -9 of one rank: the launcher names it, stops the other, exits non-zero, leaves nothing.
+"$EMBER" launch -n 2 --grace 5 -- ember train -c base.yaml "${common[@]}" --set train.steps=100000 \
+  --set distributed.timeout_s=20 --run-dir runs/kill9 >kill.out 2>kill.err &
+launcher=$!
+for _ in $(seq 600); do grep -q "step .*5/" kill.err 2>/dev/null && break; sleep 0.1; done
+rank1=""
+for pid in $(pgrep -f "runs/kill9"); do
+  [ "$pid" != "$launcher" ] && tr '\0' '\n' </proc/$pid/environ 2>/dev/null | grep -qx "RANK=1" && rank1=$pid
+done
+[ -n "$rank1" ] || fail "rank 1 not found"
+kill -9 "$rank1"
+if wait $launcher; then fail "a killed rank must fail the job"; fi
+grep -q "rank 1 was killed by signal 9; stopping the other ranks" kill.err || { cat kill.err; fail "launcher message"; }
+sleep 0.5
+! pgrep -f "runs/kill9" >/dev/null || fail "processes left behind"
+
+# Without a launcher: rank 0 notices its dead peer by itself, within distributed.timeout_s.
+port=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+run_rank() { RANK=$1 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port exec "$EMBER" train -c base.yaml "${common[@]}" \
+  --set train.steps=100000 --set distributed.timeout_s=10 --run-dir runs/alone; }
+run_rank 0 >/dev/null 2>alone0.err &
+r0=$!
+run_rank 1 >/dev/null 2>alone1.err &
+r1=$!
+for _ in $(seq 600); do grep -q "step .*5/" alone0.err 2>/dev/null && break; sleep 0.1; done
+kill -9 $r1
+start=$(date +%s)
+if wait $r0; then fail "rank 0 must fail when rank 1 dies"; fi
+[ $(( $(date +%s) - start )) -le 30 ] || fail "rank 0 took too long to notice"
+grep -q "ember: error: distributed: .* failed on rank 0" alone0.err || { tail -3 alone0.err; fail "rank 0's error"; }
+
+# Bad input.
+RANK=0 WORLD_SIZE=2 "$EMBER" train -c base.yaml "${common[@]}" --run-dir runs/bad 2>env.err && fail "missing MASTER_*"
+grep -q "torchrun environment without MASTER_ADDR, MASTER_PORT" env.err || { cat env.err; fail "env error"; }
+[ ! -e runs/bad ] || fail "a refused run must not create its directory"
+expect_error "no command to run" "$EMBER" launch -n 2
+expect_error "expected HOST:PORT" "$EMBER" launch -n 2 --master nohost -- true
+"$EMBER" launch -n 2 -- /nonexistent/program 2>noexec.err && fail "a command that cannot run"
+grep -q "cannot run '/nonexistent/program'" noexec.err || { cat noexec.err; fail "exec error"; }
+echo "data parallel over Gloo: equal to one process, resumable, preemptible, fails loudly"

@@ -1,0 +1,32 @@
+// `ember launch`: this node's ranks of a distributed job (library: dist/launcher.h).
+#include "cli/commands.h"
+#include "ember/dist/launcher.h"
+
+namespace ember::cli {
+
+void register_launch(CLI::App& app) {
+  auto* cmd = app.add_subcommand("launch", "Start N ranks of a distributed job on this node (like torchrun)");
+  cmd->footer(
+      "Every rank gets RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR and MASTER_PORT; its\n"
+      "output lines are prefixed with [rank R]. SIGINT/SIGTERM go to every rank; when one rank exits\n"
+      "non-zero the others are stopped and launch exits non-zero.\n"
+      "Examples:\n"
+      "  ember launch -n 2 -- ember train -c configs/tiny.yaml\n"
+      "  ember launch -n 8 --nnodes 4 --node-rank $NODE --master node001:29500 -- ember train -c job.yaml");
+  auto opt = std::make_shared<LaunchOptions>();
+  auto master = std::make_shared<std::string>();
+  cmd->add_option("-n,--nproc", opt->nproc, "Ranks on this node")->required()->check(CLI::PositiveNumber);
+  cmd->add_option("--nnodes", opt->nnodes, "Nodes in the job (default 1)")->check(CLI::PositiveNumber);
+  cmd->add_option("--node-rank", opt->node_rank, "This node's index in [0, nnodes) (default 0)");
+  cmd->add_option("--master", *master, "HOST:PORT of rank 0's store (default: a free port on 127.0.0.1)");
+  cmd->add_option("--grace", opt->grace_s, "Seconds ranks get to stop after a signal before SIGKILL (default 30)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("command", opt->command, "The command each rank runs, after --");
+  cmd->callback([opt, master] {
+    if (!master->empty()) std::tie(opt->master_addr, opt->master_port) = parse_host_port(*master, "--master");
+    const int status = launch(*opt);
+    if (status != 0) std::exit(status);
+  });
+}
+
+}  // namespace ember::cli
