@@ -17,6 +17,7 @@ py="${EMBER_PYTHON:-$HOME/.cache/ember/venv/bin/python}"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
+mkdir -p data runs
 "$py" "$here/tests/integration/make_synthetic.py" data 256 2000000 20000 >/dev/null
 cat > base.yaml <<YAML
 model: {vocab_size: 256, max_seq_len: 256, embedding: {kind: tied}, mixer: {kind: attention}}

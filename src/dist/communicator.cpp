@@ -4,6 +4,7 @@
 #include <torch/cuda.h>
 
 #include <cstdlib>
+#include <thread>
 
 #include "communicator_impl.h"
 #include "ember/util/error.h"
@@ -11,14 +12,16 @@
 namespace ember {
 namespace {
 
-// The error of a failed collective: which one, where, and the likely reason, in one line.
-[[noreturn]] void collective_failed(const std::string& what, int rank, std::chrono::seconds timeout,
-                                    const std::exception& e) {
+std::string beat_key(int rank) { return "ember/heartbeat/" + std::to_string(rank); }
+
+// The error of a failed collective in one line: which one, where, which ranks went silent, why.
+[[noreturn]] void collective_failed(const std::string& what, Communicator::Impl& comm, const std::exception& e) {
   std::string cause = e.what();
   cause = cause.substr(0, cause.find('\n'));
-  throw Error(fmt::format("distributed: {} failed on rank {}: a peer rank exited or stalled for more than "
-                          "distributed.timeout_s ({} s): {}",
-                          what, rank, timeout.count(), cause));
+  std::string silent = comm.silent_ranks();
+  if (silent.empty()) silent = "a peer rank exited or stalled for more than distributed.timeout_s";
+  throw Error(fmt::format("distributed: {} failed on rank {}: {} (timeout {} s): {}", what, comm.rank, silent,
+                          comm.timeout.count(), cause));
 }
 
 std::shared_ptr<::gloo::transport::Device> gloo_device(const std::string& master_addr) {
@@ -39,13 +42,58 @@ c10::intrusive_ptr<c10d::Backend> make_gloo(const c10::intrusive_ptr<c10d::Store
 
 }  // namespace
 
+void Communicator::Impl::start_heartbeat() {
+  beat_ = std::thread([this] {
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (!stop_) {
+      try {
+        store->add(beat_key(rank), 1);
+      } catch (const std::exception&) {
+        return;  // the store is gone: the job is ending
+      }
+      wake_.wait_for(lock, std::chrono::seconds(1));
+    }
+  });
+}
+
+void Communicator::Impl::stop_heartbeat() {
+  if (!beat_.joinable()) return;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  beat_.join();
+}
+
+std::string Communicator::Impl::silent_ranks() {
+  auto read = [&] {
+    std::vector<int64_t> beats;
+    for (int r = 0; r < world; ++r) beats.push_back(store->add(beat_key(r), 0));
+    return beats;
+  };
+  try {
+    const auto before = read();
+    std::this_thread::sleep_for(std::chrono::milliseconds(3500));  // > 3 heartbeats
+    const auto after = read();
+    std::string silent;
+    for (int r = 0; r < world; ++r)
+      if (r != rank && after[static_cast<size_t>(r)] == before[static_cast<size_t>(r)])
+        silent += (silent.empty() ? "" : ", ") + std::to_string(r);
+    if (silent.empty()) return "";
+    return fmt::format("rank {} stopped beating (died or was stopped)", silent);
+  } catch (const std::exception&) {
+    return "the rendezvous store on rank 0 is unreachable (rank 0 died, or its node is gone)";
+  }
+}
+
 void PendingOp::wait() {
   if (!impl_) return;
   auto impl = std::move(impl_);
   try {
     impl->work->wait();
   } catch (const std::exception& e) {
-    collective_failed(impl->what, impl->rank, impl->timeout, e);
+    collective_failed(impl->what, *impl->comm, e);
   }
 }
 
@@ -83,6 +131,9 @@ std::unique_ptr<Communicator> Communicator::connect(const DistEnv& env, Backend 
                             cause.substr(0, cause.find('\n'))));
   }
   const std::string name = backend == Backend::nccl ? "nccl" : "gloo";
+  impl->rank = env.rank;
+  impl->world = env.world;
+  impl->start_heartbeat();
   return std::unique_ptr<Communicator>(new Communicator(std::move(impl), env.rank, env.world, name));
 }
 
@@ -92,6 +143,9 @@ std::unique_ptr<Communicator> Communicator::in_process(const InProcessStore& sto
   impl->timeout = timeout;
   impl->store = store.impl->store;
   impl->backend = make_gloo(impl->store, rank, world, timeout, "127.0.0.1");
+  impl->rank = rank;
+  impl->world = world;
+  impl->start_heartbeat();
   return std::unique_ptr<Communicator>(new Communicator(std::move(impl), rank, world, "gloo"));
 }
 
@@ -99,12 +153,11 @@ PendingOp Communicator::all_reduce_sum_async(at::Tensor t) {
   std::vector<at::Tensor> ts{std::move(t)};
   auto op = std::make_shared<PendingOp::Impl>();
   op->what = "all-reduce";
-  op->rank = rank_;
-  op->timeout = impl_->timeout;
+  op->comm = impl_.get();
   try {
     op->work = impl_->backend->allreduce(ts);
   } catch (const std::exception& e) {
-    collective_failed(op->what, rank_, impl_->timeout, e);
+    collective_failed(op->what, *impl_, e);
   }
   return PendingOp(op);
 }
@@ -119,7 +172,7 @@ void Communicator::broadcast(std::vector<at::Tensor> tensors, int root) {
     try {
       impl_->backend->broadcast(one, o)->wait();
     } catch (const std::exception& e) {
-      collective_failed("broadcast", rank_, impl_->timeout, e);
+      collective_failed("broadcast", *impl_, e);
     }
   }
 }

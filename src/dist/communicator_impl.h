@@ -4,6 +4,11 @@
 #include <torch/csrc/distributed/c10d/Store.hpp>
 #include <torch/csrc/distributed/c10d/Work.hpp>
 
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <thread>
+
 #include "ember/dist/communicator.h"
 
 namespace ember {
@@ -13,13 +18,26 @@ struct Communicator::Impl {
   c10::intrusive_ptr<c10d::Backend> backend;
   at::Device device = at::kCPU;  // where the backend wants tensors (CUDA for NCCL)
   std::chrono::seconds timeout{600};
+  int rank = 0, world = 1;
+
+  // Each rank bumps a counter in the store every second from a thread of its own, so that after a
+  // failed collective the survivors can tell which ranks went silent (died or were stopped).
+  void start_heartbeat();
+  void stop_heartbeat();
+  std::string silent_ranks();  // "" when every rank still beats
+  ~Impl() { stop_heartbeat(); }
+
+ private:
+  std::thread beat_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stop_ = false;
 };
 
 struct PendingOp::Impl {
   c10::intrusive_ptr<c10d::Work> work;
   std::string what;
-  int rank = 0;
-  std::chrono::seconds timeout{600};
+  Communicator::Impl* comm = nullptr;  // outlives its pending operations
 };
 
 struct InProcessStore::Impl {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -56,6 +57,7 @@ struct Rank {
 
 [[noreturn]] void exec_rank(const LaunchOptions& opt, int local, int out_w, int err_w) {
   ::setpgid(0, 0);
+  ::prctl(PR_SET_PDEATHSIG, SIGTERM);  // the launcher killed with -9: the ranks stop (and checkpoint)
   ::dup2(out_w, STDOUT_FILENO);
   ::dup2(err_w, STDERR_FILENO);
   const int world = opt.nproc * opt.nnodes;

@@ -238,7 +238,8 @@ void Trainer::evaluate(bool final_eval) {
 
 bool Trainer::should_stop_early() {
   // SIGTERM reaches one rank or all; every rank must stop at the same step.
-  const bool local = preemption_requested() || (opt_.stop_after > 0 && state_.step - session_start_step_ >= opt_.stop_after);
+  const bool local =
+      preemption_requested() || (opt_.stop_after > 0 && state_.step - run_start_step_ >= opt_.stop_after);
   return comm_ ? comm_->any(local) : local;
 }
 
@@ -317,7 +318,7 @@ TrainSummary Trainer::run() {
   log::info("run {} | {} parameters | {:.3g} GFLOP/token | matmul peak {:.1f} GFLOP/s", run_dir_.string(),
             model_->num_parameters(), model_->train_flops_per_token(cfg_.train.seq_len) / 1e9, peak_flops_ / 1e9);
   session_start_ = last_log_time_ = std::chrono::steady_clock::now();
-  session_start_step_ = last_log_step_ = state_.step;
+  session_start_step_ = last_log_step_ = run_start_step_ = state_.step;
   TrainSummary summary;
   model_->train();
   while (state_.step < cfg_.train.steps) {

@@ -87,6 +87,8 @@ done
 kill -9 "$rank1"
 if wait $launcher; then fail "a killed rank must fail the job"; fi
 grep -q "rank 1 was killed by signal 9; stopping the other ranks" kill.err || { cat kill.err; fail "launcher message"; }
+grep -q "\[rank 0\] ember: error: distributed: .* failed on rank 0: rank 1 stopped beating" kill.err \
+  || { cat kill.err; fail "rank 0 names the dead rank"; }
 sleep 0.5
 ! pgrep -f "runs/kill9" >/dev/null || fail "processes left behind"
 
@@ -103,7 +105,8 @@ kill -9 $r1
 start=$(date +%s)
 if wait $r0; then fail "rank 0 must fail when rank 1 dies"; fi
 [ $(( $(date +%s) - start )) -le 30 ] || fail "rank 0 took too long to notice"
-grep -q "ember: error: distributed: .* failed on rank 0" alone0.err || { tail -3 alone0.err; fail "rank 0's error"; }
+grep -q "ember: error: distributed: .* failed on rank 0: rank 1 stopped beating" alone0.err \
+  || { tail -3 alone0.err; fail "rank 0 names the dead rank"; }
 
 # Bad input.
 RANK=0 WORLD_SIZE=2 "$EMBER" train -c base.yaml "${common[@]}" --run-dir runs/bad 2>env.err && fail "missing MASTER_*"

@@ -1,5 +1,15 @@
 # Shared helpers for the CLI tests: $1 = ember binary, $2 = scratch directory.
 set -euo pipefail
+# A test that fails half-way leaves no trainer running in the background: TERM first (a launcher
+# forwards it to its ranks), then KILL.
+cleanup_jobs() {
+  local pids; pids=$(jobs -p)
+  [ -z "$pids" ] && return 0
+  kill -TERM $pids 2>/dev/null || true
+  sleep 1
+  kill -KILL $pids 2>/dev/null || true
+}
+trap cleanup_jobs EXIT
 EMBER="$1"
 SCRATCH="$2"
 PY="${EMBER_PYTHON:-python3}"

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <atomic>
 #include <map>
 #include <thread>
 
@@ -120,7 +121,7 @@ TEST(DistCommunicator, ACollectiveAPeerNeverJoinsFailsWithinTheTimeoutNamingTheR
   std::string error;
   std::thread r1([&] {  // joins the group, then never takes part in the collective
     auto comm = Communicator::in_process(store, 1, 2, std::chrono::seconds(2));
-    std::this_thread::sleep_for(std::chrono::seconds(4));
+    std::this_thread::sleep_for(std::chrono::seconds(8));  // alive (beating) throughout
   });
   const auto t0 = std::chrono::steady_clock::now();
   try {
@@ -131,9 +132,29 @@ TEST(DistCommunicator, ACollectiveAPeerNeverJoinsFailsWithinTheTimeoutNamingTheR
   }
   const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r1.join();
-  EXPECT_NE(error.find("all-reduce failed on rank 0"), std::string::npos) << error;
-  EXPECT_NE(error.find("distributed.timeout_s (2 s)"), std::string::npos) << error;
-  EXPECT_LT(waited, 10.0);
+  EXPECT_NE(error.find("all-reduce failed on rank 0: a peer rank exited or stalled"), std::string::npos) << error;
+  EXPECT_NE(error.find("(timeout 2 s)"), std::string::npos) << error;
+  EXPECT_LT(waited, 8.0);  // the 2 s timeout, then 3.5 s listening for heartbeats
+}
+
+TEST(DistCommunicator, ARankThatLeftIsNamedByTheSurvivors) {
+  ember::InProcessStore store;
+  std::string error;
+  std::atomic<bool> joined{false};
+  std::thread r1([&] {  // joins, then goes away: its connections close and its heartbeat stops
+    auto comm = Communicator::in_process(store, 1, 2, std::chrono::seconds(5));
+    joined = true;
+  });
+  try {
+    auto comm = Communicator::in_process(store, 0, 2, std::chrono::seconds(5));
+    while (!joined) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    r1.join();
+    comm->all_reduce_sum(at::ones({3}));
+  } catch (const ember::Error& e) {
+    error = e.what();
+  }
+  if (r1.joinable()) r1.join();
+  EXPECT_NE(error.find("all-reduce failed on rank 0: rank 1 stopped beating"), std::string::npos) << error;
 }
 
 namespace {

@@ -87,7 +87,8 @@ class Trainer {
   double last_loss_ = 0.0, last_grad_norm_ = 0.0, last_lr_ = 0.0;
   double peak_flops_ = 0.0;
   double comm_unoverlapped_s_ = 0.0, last_comm_wait_s_ = 0.0;
-  int64_t session_start_step_ = 0;
+  int64_t session_start_step_ = 0;  // since the last checkpoint (elapsed time, ETA)
+  int64_t run_start_step_ = 0;      // since this process started (--stop-after)
   std::chrono::steady_clock::time_point session_start_, last_log_time_;
   int64_t last_log_step_ = 0;
   std::optional<EvalResult> last_eval_;
