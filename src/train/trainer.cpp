@@ -6,6 +6,7 @@
 #include <cmath>
 #include <thread>
 
+#include "ember/analysis/epsilon.h"
 #include "ember/model/autocast.h"
 #include "ember/train/lr_schedule.h"
 #include "ember/train/peak_flops.h"
@@ -236,6 +237,30 @@ void Trainer::evaluate(bool final_eval) {
                    {"val_tokens", last_eval_->tokens}});
 }
 
+void Trainer::log_geometry() {
+  if (!main_rank()) return;
+  at::NoGradGuard no_grad;
+  EpsilonOptions o;
+  o.method = EpsilonMethod::kSampled;
+  o.sample_pairs = cfg_.eval.capacity_pairs;
+  o.seed = static_cast<uint64_t>(state_.step);
+  nlohmann::json record = {{"kind", "capacity"}, {"step", state_.step}, {"method", "sampled"},
+                           {"pairs", cfg_.eval.capacity_pairs}, {"tied", cfg_.model.embedding.kind == "tied"}};
+  std::string line;
+  const std::pair<const char*, at::Tensor> matrices[] = {{"input", model_->embedding().materialize()},
+                                                         {"head", model_->head_weight()}};
+  for (const auto& [name, matrix] : matrices) {
+    const auto e = estimate_epsilon(unit_rows(matrix.detach().to(at::kCPU, at::kFloat), name), o);
+    record[std::string(name) + "_epsilon"] = e.epsilon();  // docs/capacity.md: eps = mu + 2 sigma
+    record[std::string(name) + "_mu"] = e.mu;
+    record[std::string(name) + "_sigma"] = e.sigma;
+    record[std::string(name) + "_epsilon_ci"] = {e.ci_low, e.ci_high};
+    line += fmt::format(" | {} eps {:.4f} (mu {:.4f}, sigma {:.4f})", name, e.epsilon(), e.mu, e.sigma);
+  }
+  log::info("geometry step {:>6}{} | sampled, {} pairs", state_.step, line, cfg_.eval.capacity_pairs);
+  metrics_->write(record);
+}
+
 bool Trainer::should_stop_early() {
   // SIGTERM reaches one rank or all; every rank must stop at the same step.
   const bool local =
@@ -325,6 +350,7 @@ TrainSummary Trainer::run() {
     train_step();
     if (state_.step % cfg_.log.every == 0 || state_.step == cfg_.train.steps) log_step();
     if (cfg_.eval.every > 0 && state_.step % cfg_.eval.every == 0 && state_.step < cfg_.train.steps) evaluate(false);
+    if (cfg_.eval.capacity_every > 0 && state_.step % cfg_.eval.capacity_every == 0) log_geometry();
     const bool stop = should_stop_early();
     if ((cfg_.checkpoint.every > 0 && state_.step % cfg_.checkpoint.every == 0) || stop ||
         state_.step == cfg_.train.steps) {

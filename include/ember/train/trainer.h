@@ -61,6 +61,7 @@ class Trainer {
   bool train_step();  // false when a non-finite step was skipped
   void log_step();
   void evaluate(bool final_eval);
+  void log_geometry();  // eval.capacity_every
   bool should_stop_early();
   void resume();
   void restore_optimizer(const CheckpointData& ckpt);
