@@ -44,6 +44,7 @@ GradReducer::GradReducer(std::vector<at::Tensor> params, Communicator& comm, int
   const auto dtype = comm_bf16 ? at::kBFloat16 : at::kFloat;
   for (auto& b : buckets_) {
     b.flat = at::zeros({b.numel + static_cast<int64_t>(b.params.size())}, b.flat.options().dtype(dtype));
+    b.flags.assign(b.params.size(), 0.0f);
     stats_.bytes += b.flat.numel() * b.flat.element_size();
   }
   stats_.buckets = static_cast<int64_t>(buckets_.size());
@@ -84,7 +85,7 @@ void GradReducer::fill(Bucket& b, size_t slot) {
     dst.copy_(g.reshape({-1})).div_(world);  // the sum of grad / world is the mean
   else
     dst.zero_();
-  b.flat[b.numel + static_cast<int64_t>(slot)] = g.defined() ? 1.0 / world : 0.0;
+  b.flags[slot] = g.defined() ? static_cast<float>(1.0 / world) : 0.0f;
 }
 
 void GradReducer::launch_ready_buckets() {
@@ -96,6 +97,7 @@ void GradReducer::launch_ready_buckets() {
 
 void GradReducer::launch(Bucket& b) {
   b.launched = true;
+  b.flat.narrow(0, b.numel, static_cast<int64_t>(b.flags.size())).copy_(at::tensor(b.flags));
   b.op = comm_.all_reduce_sum_async(b.flat);
 }
 

@@ -123,7 +123,8 @@ void Trainer::save_checkpoint() {
   // Every rank holds the same model (and, without ZeRO, optimizer) state, so rank 0 writes it. With
   // ZeRO-1 each rank writes its optimizer shard into the staging directory first; SHA256SUMS and
   // `latest` come after a barrier, so a crash mid-save leaves the previous checkpoint in force.
-  auto states = save_components(components());
+  std::map<std::string, ComponentState> states;
+  if (main_rank()) states = save_components(components());
   if (!param_sync_) {
     if (main_rank()) states["optim"] = optimizer_->save_state();
   } else {

@@ -44,7 +44,8 @@ class GradReducer {
   struct Bucket {
     std::vector<size_t> params;
     std::vector<int64_t> offsets;
-    at::Tensor flat;  // gradients, then one "had a gradient" flag per parameter
+    at::Tensor flat;            // gradients, then one "had a gradient" flag per parameter
+    std::vector<float> flags;   // those flags on the host, copied into `flat` once at launch
     int64_t numel = 0;
     size_t ready = 0;
     bool launched = false;
