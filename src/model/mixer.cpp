@@ -4,7 +4,9 @@
 
 #include "ember/config/kind_table.h"
 #include "ember/model/mixers/attention.h"
+#include "ember/model/mixers/hope_attention.h"
 #include "ember/model/mixers/short_conv.h"
+#include "ember/model/mixers/titans.h"
 
 namespace ember {
 namespace {
@@ -26,11 +28,33 @@ std::vector<MixerKind> build_table() {
            [](const MixerContext& c) {
              const auto& o = c.config.get<GatedAttentionConfig>();
              return std::make_shared<Attention>(c, o.impl, o.gate);
+           },
+       .mlp_widths =
+           [](const MixerContext& c, int64_t d_ff) {
+             const auto& o = c.config.get<GatedAttentionConfig>();
+             if (!o.match_params || o.gate == Gate::none) return std::vector<int64_t>{d_ff};
+             const int64_t per_head = o.gate == Gate::elementwise ? c.head_dim : 1;
+             return std::vector<int64_t>{gate_matched_d_ff(d_ff, c.d_model, c.d_model * c.n_heads * per_head)};
            }},
       {.name = "short_conv",
        .description = "a causal depthwise convolution over the last k tokens, no attention (a local-mixing control)",
        .default_options = default_kind_options<ShortConvConfig>,
        .make = [](const MixerContext& c) { return std::make_shared<ShortConv>(c, c.config.get<ShortConvConfig>()); }},
+      {.name = "titans",
+       .description = "Titans (LMM): a neural long-term memory trained in context, chunk-parallel",
+       .default_options = default_kind_options<TitansConfig>,
+       .make = [](const MixerContext& c) { return std::make_shared<Titans>(c, c.config.get<TitansConfig>()); }},
+      {.name = "hope_attention",
+       .description = "attention followed by a chain of k MLP levels splitting the MLP width (static CMS)",
+       .default_options = default_kind_options<HopeAttentionConfig>,
+       .make =
+           [](const MixerContext& c) {
+             return std::make_shared<Attention>(c, c.config.get<HopeAttentionConfig>().impl, Gate::none);
+           },
+       .mlp_widths =
+           [](const MixerContext& c, int64_t d_ff) {
+             return cms_level_widths(d_ff, c.config.get<HopeAttentionConfig>().levels);
+           }},
   };
 }
 
@@ -51,9 +75,14 @@ const MixerKind& mixer_kind(const std::string& name) { return find_kind(mixer_ki
 MixerContext mixer_context(const ModelConfig& cfg, int64_t layer) {
   const double out_std = cfg.scale_residual_init ? cfg.init_std / std::sqrt(2.0 * cfg.n_layers) : cfg.init_std;
   return MixerContext{cfg.d_model,  cfg.n_heads,     cfg.kv_heads(), cfg.head_dim(), layer,
-                      cfg.n_layers, cfg.max_seq_len, cfg.init_std,   out_std,        cfg.mixer};
+                      cfg.n_layers, cfg.max_seq_len, cfg.init_std,   out_std,        cfg.norm_eps, cfg.mixer};
 }
 
 std::shared_ptr<Mixer> make_mixer(const MixerContext& ctx) { return mixer_kind(ctx.config.kind).make(ctx); }
+
+std::vector<int64_t> block_mlp_widths(const MixerContext& ctx, int64_t d_ff) {
+  const auto& row = mixer_kind(ctx.config.kind);
+  return row.mlp_widths ? row.mlp_widths(ctx, d_ff) : std::vector<int64_t>{d_ff};
+}
 
 }  // namespace ember

@@ -12,6 +12,12 @@ int64_t count(const std::vector<at::Tensor>& params) {
   return n;
 }
 
+int64_t mlp_parameters(const Block& b) {
+  int64_t n = 0;
+  for (const auto& mlp : b.mlps()) n += count(mlp->parameters());
+  return n;
+}
+
 }  // namespace
 
 ModelSummary summarize_model(const ModelConfig& cfg, int64_t seq_len) {
@@ -24,9 +30,9 @@ ModelSummary summarize_model(const ModelConfig& cfg, int64_t seq_len) {
     auto& b = *model.blocks()[l];
     LayerSummary layer{static_cast<int64_t>(l),
                        cfg.mixer.kind,
-                       b.mlp().d_ff(),
+                       b.mlp_width(),
                        count(b.mixer().parameters()),
-                       count(b.mlp().parameters()),
+                       mlp_parameters(b),
                        count(b.parameters()),
                        b.forward_flops_per_token(seq_len)};
     s.body_params += layer.params;

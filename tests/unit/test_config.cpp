@@ -173,11 +173,11 @@ TEST(Config, KindChoicesComeFromTheRegistries) {
   const auto embeddings = ember::embedding_kind_names();
   const auto mixers = ember::mixer_kind_names();
   EXPECT_EQ(embeddings, (std::vector<std::string>{"tied", "untied", "albert", "flat_mlp", "factored_mlp", "lev"}));
-  EXPECT_EQ(mixers, (std::vector<std::string>{"attention", "gated_attention", "short_conv"}));
+  EXPECT_EQ(mixers, (std::vector<std::string>{"attention", "gated_attention", "short_conv", "titans", "hope_attention"}));
   for (const auto& kind : embeddings) EXPECT_NO_THROW(ember::load_config({}, {"model.embedding.kind=" + kind})) << kind;
   for (const auto& kind : mixers) EXPECT_NO_THROW(ember::load_config({}, {"model.mixer.kind=" + kind})) << kind;
   auto msg = error_of({}, {"model.mixer.kind=gated"});
-  EXPECT_NE(msg.find("expected one of attention | gated_attention | short_conv, got 'gated'"), std::string::npos)
+  EXPECT_NE(msg.find("expected one of attention | gated_attention | short_conv | titans | hope_attention, got 'gated'"), std::string::npos)
       << msg;
 }
 

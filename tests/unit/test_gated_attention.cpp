@@ -7,6 +7,7 @@
 #include "ember/model/mixer.h"
 #include "ember/model/mixers/attention.h"
 #include "ember/model/rope.h"
+#include "ember/util/error.h"
 
 using ember::Attention;
 using ember::ModelConfig;
@@ -152,4 +153,19 @@ TEST(GatedAttention, AttentionProbabilitiesAreCausalRowsAndUniformWithoutQueries
   auto uniform = m.attention_probabilities(x, rope).select(-1, 0);
   auto want = 1.0 / torch::arange(1, 11, torch::kFloat);
   EXPECT_LT((uniform - want).abs().max().item<double>(), 1e-6);
+}
+
+TEST(GatedAttention, MatchParamsNarrowsTheMlpToPayForTheGate) {
+  // d = 32, H = 4, d_h = 8: an elementwise gate has 32 * 32 = 1024 weights per layer; the MLP loses
+  // round(1024 / 96) = 11 units of width (3 d = 96 weights each), leaving -32 weights per layer.
+  ModelConfig plain = gated_config(ember::Gate::none), matched = gated_config(ember::Gate::elementwise);
+  matched.mixer.get<ember::GatedAttentionConfig>().match_params = true;
+  ember::LanguageModel a(plain), b(matched);
+  for (const auto& block : b.blocks()) EXPECT_EQ(block->mlp().d_ff(), 48 - 11);
+  EXPECT_EQ(b.num_parameters() - a.num_parameters(), 2 * (1024 - 11 * 96));
+  auto headwise = gated_config(ember::Gate::headwise);  // 32 * 4 = 128 weights: round(128 / 96) = 1
+  headwise.mixer.get<ember::GatedAttentionConfig>().match_params = true;
+  EXPECT_EQ(ember::LanguageModel(headwise).blocks()[0]->mlp().d_ff(), 47);
+  EXPECT_EQ(ember::gate_matched_d_ff(48, 32, 1024), 37);
+  EXPECT_THROW(ember::gate_matched_d_ff(10, 32, 1024), ember::ConfigError);
 }

@@ -220,7 +220,7 @@ TEST(Model, UnknownKindsAreErrorsThatListTheKinds) {
     FAIL() << "unknown mixer kind accepted";
   } catch (const ember::ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find(
-                  "model.mixer.kind: unknown kind 'atention' (kinds: attention, gated_attention, short_conv) "
+                  "model.mixer.kind: unknown kind 'atention' (kinds: attention, gated_attention, short_conv, titans, hope_attention) "
                   "(did you mean 'attention'?)"),
               std::string::npos)
         << e.what();

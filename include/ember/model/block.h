@@ -1,4 +1,6 @@
-// One pre-norm decoder block: h = x + Mixer(RMSNorm(x)); out = h + MLP(RMSNorm(h)).
+// One pre-norm decoder block: h = x + Mixer(RMSNorm(x)); out = h + MLP(RMSNorm(h)). The mixer kind
+// may ask for a chain of MLPs instead (Hope-attention's CMS levels), each with its own norm and
+// residual: x <- x + MLP_l(RMSNorm_l(x)); the chain's widths come from block_mlp_widths.
 #pragma once
 #include <torch/nn/module.h>
 
@@ -13,7 +15,7 @@ struct BlockTrace {
   at::Tensor mixer_residual;  // x: the stream the mixer output is added to
   at::Tensor mixer_out;
   at::Tensor mlp_residual;  // h = x + mixer_out: the stream the MLP output is added to
-  at::Tensor mlp_out;
+  at::Tensor mlp_out;       // what the MLP (chain) added to h
   at::Tensor mixer_input;  // RMSNorm(x): what the mixer read
 };
 
@@ -30,12 +32,16 @@ class Block : public torch::nn::Module {
   // low-precision copy the next matmul keeps; then the mixer's and the MLP's own.
   double activation_bytes_per_token(int64_t elem) const;
   Mixer& mixer() { return *mixer_; }
-  SwiGLU& mlp() { return *mlp_; }
+  SwiGLU& mlp() { return *mlps_.front(); }  // the first (usually only) MLP
+  const std::vector<std::shared_ptr<SwiGLU>>& mlps() const { return mlps_; }
+  int64_t mlp_width() const;  // the chain's total width: the layer's MLP budget
 
  private:
-  std::shared_ptr<RMSNorm> mixer_norm_, mlp_norm_;
+  at::Tensor mlp_chain(const at::Tensor& h);
+  std::shared_ptr<RMSNorm> mixer_norm_;
   std::shared_ptr<Mixer> mixer_;
-  std::shared_ptr<SwiGLU> mlp_;
+  std::vector<std::shared_ptr<RMSNorm>> mlp_norms_;
+  std::vector<std::shared_ptr<SwiGLU>> mlps_;
 };
 
 }  // namespace ember

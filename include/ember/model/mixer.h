@@ -42,6 +42,7 @@ struct MixerContext {
   int64_t layer = 0, n_layers = 1, max_seq_len = 0;
   double init_std = 0.02;
   double out_std = 0.02;  // the output projection's std (scaled by 1/sqrt(2L) when asked)
+  double norm_eps = 1e-6;  // eps of any RMSNorm inside the mixer
   const MixerConfig& config;
 };
 MixerContext mixer_context(const ModelConfig& cfg, int64_t layer);
@@ -52,10 +53,15 @@ struct MixerKind {
   std::function<std::unique_ptr<KindOptions>()> default_options = {};  // empty: the kind has no options
   std::vector<std::string> reads = {};  // other kinds whose sections it reads (albert: {"lev"})
   std::function<std::shared_ptr<Mixer>(const MixerContext&)> make = {};
+  // The widths of the block's chain of MLPs for a layer whose MLP budget is d_ff (the taper's
+  // width); empty: one MLP of width d_ff. Hope-attention splits it over its CMS levels; gated
+  // attention may shrink it to pay for its gate.
+  std::function<std::vector<int64_t>(const MixerContext&, int64_t d_ff)> mlp_widths = {};
 };
 
 const std::vector<MixerKind>& mixer_kinds();
 const MixerKind& mixer_kind(const std::string& name);  // ConfigError with did-you-mean
 std::shared_ptr<Mixer> make_mixer(const MixerContext& ctx);
+std::vector<int64_t> block_mlp_widths(const MixerContext& ctx, int64_t d_ff);
 
 }  // namespace ember

@@ -1,5 +1,6 @@
 #include "ember/model/mixers/attention.h"
 #include "ember/model/init.h"
+#include "ember/util/error.h"
 
 #include <cmath>
 #include <limits>
@@ -11,6 +12,15 @@ void AttentionConfig::fields(FieldVisitor& v) { v.choice("impl", impl); }
 void GatedAttentionConfig::fields(FieldVisitor& v) {
   v.choice("impl", impl);
   v.choice("gate", gate);
+  v.field("match_params", match_params);
+}
+
+int64_t gate_matched_d_ff(int64_t d_ff, int64_t d_model, int64_t gate_weights) {
+  const int64_t shrink = (gate_weights + 3 * d_model / 2) / (3 * d_model);  // nearest integer
+  if (d_ff - shrink < 1)
+    throw ConfigError("model.mixer.gated_attention.match_params: the gate's " + std::to_string(gate_weights) +
+                      " weights exceed the MLP of width " + std::to_string(d_ff));
+  return d_ff - shrink;
 }
 
 Attention::Attention(const MixerContext& ctx, AttentionImpl impl, Gate gate)

@@ -33,8 +33,15 @@ struct GatedAttentionConfig {
   static constexpr const char* kKind = "gated_attention";
   AttentionImpl impl = AttentionImpl::sdpa;
   Gate gate = Gate::elementwise;  // none: plain attention (the ablation's control)
+  // Narrow each layer's MLP by round(gate weights / 3d) so the model keeps attention's parameter
+  // count, as the paper's dense models did (off: the taper stays the only change to MLP widths).
+  bool match_params = false;
   void fields(FieldVisitor& v);
 };
+
+// The MLP width that pays for a gate of `gate_weights` weights in a layer of width d and MLP
+// budget d_ff (3 d weights per unit of width); a ConfigError when nothing would be left.
+int64_t gate_matched_d_ff(int64_t d_ff, int64_t d_model, int64_t gate_weights);
 
 class Attention : public Mixer {
  public:

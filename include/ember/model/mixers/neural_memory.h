@@ -1,0 +1,55 @@
+// The neural long-term memory of Titans (Behrouz, Zhong & Mirrokni, arXiv 2501.00663; docs/mixers.md,
+// "Titans"): per head a residual MLP M(z) = z + SiLU(z W1) W2 whose weights are trained inside the
+// forward pass on the associative loss ||M(k_t) - v_t||^2 / d_h (Eq. 12; the mean over features,
+// as lucidrains/titans-pytorch: the paper's constant is absorbed into theta) with momentum and forgetting,
+//   S_t = eta_t S_{t-1} - theta_t grad loss_t(M_{t'}),   M_t = (1 - alpha_t) M_{t-1} + S_t   (Eq. 13-14)
+// where t' is the start of t's chunk (Eq. 16). memory_scan is the exact chunk-parallel algorithm
+// (inner gradient written out analytically); memory_scan_reference is the token-by-token oracle.
+#pragma once
+#include <ATen/ATen.h>
+
+#include "ember/config/enum_names.h"
+
+namespace ember {
+
+// Which memory a query reads: after its own token's update (variant A, TTT / TNT), before it
+// (variant B, Nested Learning's o_t = M_{t-1}(q_t)), or the chunk-start memory (the cheaper
+// chunk-level approximation).
+enum class Retrieval { after, before, chunk };
+inline std::span<const EnumName<Retrieval>> enum_names(Retrieval) {
+  static constexpr EnumName<Retrieval> names[] = {
+      {Retrieval::after, "after"}, {Retrieval::before, "before"}, {Retrieval::chunk, "chunk"}};
+  return names;
+}
+
+// Fast weights of a batch of sequences, per head: W1 [B, H, d_h, m], W2 [B, H, m, d_h] and their
+// momenta S1, S2 (same shapes).
+struct MemoryState {
+  at::Tensor w1, w2, s1, s2;
+};
+
+// Per-token inputs, per head: q, k, v [B, H, T, d_h]; theta, eta, alpha [B, H, T].
+struct MemoryInputs {
+  at::Tensor q, k, v, theta, eta, alpha;
+  int64_t length() const { return q.size(2); }
+  MemoryInputs narrow(int64_t start, int64_t length) const;
+  MemoryInputs then(const MemoryInputs& next) const;  // the tokens of both, this first
+};
+
+// M(z) = z + SiLU(z W1) W2 for z [B, H, n, d_h].
+at::Tensor memory_read(const at::Tensor& w1, const at::Tensor& w2, const at::Tensor& z);
+
+// grad of ||M(k) - v||^2 / d_h w.r.t. W1 and W2 for one token per (batch, head): k, v [B, H, d_h] ->
+// {[B, H, d_h, m], [B, H, m, d_h]}, written out (the oracle's and the tests' per-token gradient).
+std::pair<at::Tensor, at::Tensor> memory_gradient(const at::Tensor& w1, const at::Tensor& w2, const at::Tensor& k,
+                                                  const at::Tensor& v);
+
+// Outputs y [B, H, T, d_h] of the tokens `in` read from a memory starting at `state`, which is
+// advanced to the state after the last token. Chunks are [jC, (j+1)C) of `in` (the last may be
+// short); within a chunk every gradient is taken at the chunk-start weights.
+at::Tensor memory_scan(MemoryState& state, const MemoryInputs& in, int64_t chunk, Retrieval retrieval);
+
+// The same, one token at a time with materialised per-token gradients: for tests only.
+at::Tensor memory_scan_reference(MemoryState& state, const MemoryInputs& in, int64_t chunk, Retrieval retrieval);
+
+}  // namespace ember

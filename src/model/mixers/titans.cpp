@@ -1,0 +1,153 @@
+#include "ember/model/mixers/titans.h"
+
+#include <cmath>
+
+#include "ember/model/autocast.h"
+#include "ember/model/init.h"
+#include "ember/model/mixers/short_conv.h"
+
+namespace ember {
+
+void TitansConfig::fields(FieldVisitor& v) {
+  v.field("chunk_size", chunk_size, Bound::positive());
+  v.choice("retrieval", retrieval);
+  v.field("memory_expansion", memory_expansion, Bound::positive());
+  v.field("theta_max", theta_max, Bound::non_negative());
+  v.field("theta_bias", theta_bias);
+  v.field("eta_bias", eta_bias);
+  v.field("alpha_bias", alpha_bias);
+  v.field("conv_kernel", conv_kernel, Bound::positive());
+  v.field("persistent_tokens", persistent_tokens, Bound::non_negative());
+}
+
+Titans::Titans(const MixerContext& ctx, const TitansConfig& cfg)
+    : cfg_(cfg), n_heads_(ctx.n_heads), head_dim_(ctx.head_dim) {
+  const int64_t d = ctx.d_model, hd = n_heads_ * head_dim_, m = cfg.memory_expansion * head_dim_;
+  const char* names[3] = {"wq", "wk", "wv"};
+  for (int i = 0; i < 3; ++i) {
+    w_qkv_[i] = register_parameter(names[i], normal_parameter({hd, d}, ctx.init_std));
+    taps_[i] = register_parameter(std::string(names[i]) + "_taps",
+                                  normal_parameter({hd, cfg.conv_kernel}, 1.0 / std::sqrt(double(cfg.conv_kernel))));
+  }
+  w_gates_ = register_parameter("w_gates", normal_parameter({3 * n_heads_, d}, ctx.init_std));  // theta, eta, alpha
+  b_gates_ = register_parameter("b_gates", full_parameter({3, n_heads_}, 0.0));
+  if (!b_gates_.is_meta()) {
+    at::NoGradGuard no_grad;
+    b_gates_[0].fill_(cfg.theta_bias), b_gates_[1].fill_(cfg.eta_bias), b_gates_[2].fill_(cfg.alpha_bias);
+  }
+  const double xavier = std::sqrt(2.0 / static_cast<double>(head_dim_ + m));  // Glorot-normal std
+  w1_ = register_parameter("w1", normal_parameter({n_heads_, head_dim_, m}, xavier));
+  w2_ = register_parameter("w2", normal_parameter({n_heads_, m, head_dim_}, xavier));
+  // Joined to the RMS-normalised stream, so drawn at its scale (rms 1).
+  if (cfg.persistent_tokens > 0)
+    persistent_ = register_parameter("persistent", normal_parameter({cfg.persistent_tokens, d}, 1.0));
+  out_norm_ = register_module("out_norm", std::make_shared<RMSNorm>(head_dim_, ctx.norm_eps));
+  wg_ = register_parameter("wg", normal_parameter({hd, d}, ctx.init_std));
+  wo_ = register_parameter("wo", normal_parameter({d, hd}, ctx.out_std));
+}
+
+at::Tensor Titans::with_persistent(const at::Tensor& x) const {
+  if (!persistent_.defined()) return x;
+  auto p = persistent_.to(x.scalar_type()).unsqueeze(0).expand({x.size(0), -1, -1});
+  return at::cat({p, x}, 1);  // x~ = P || x (Eq. 19)
+}
+
+MemoryInputs Titans::memory_inputs(const at::Tensor& x, std::vector<at::Tensor>* windows) const {
+  const int64_t B = x.size(0), T = x.size(1), k = cfg_.conv_kernel;
+  auto heads = [&](const at::Tensor& u) { return u.view({B, T, n_heads_, head_dim_}).transpose(1, 2); };
+  auto unit = [](const at::Tensor& u) { return u * at::rsqrt(u.pow(2).sum(-1, true) + 1e-6); };  // l2 norm
+  at::Tensor qkv[3];
+  if (windows) windows->resize(3);
+  for (int i = 0; i < 3; ++i) {
+    auto u = at::linear(x, w_qkv_[i]);
+    auto before = windows ? (*windows)[i] : at::Tensor();
+    qkv[i] = heads(at::silu(causal_depthwise_conv(u, taps_[i], before)));  // SiLU(conv(x W))
+    if (!windows) continue;
+    if (!before.defined()) before = at::zeros({B, k - 1, u.size(2)}, u.options());
+    (*windows)[i] = at::cat({before, u}, 1).narrow(1, T, k - 1);
+  }
+  auto logits = (at::linear(x, w_gates_) + b_gates_.flatten()).view({B, T, 3, n_heads_}).permute({2, 0, 3, 1});
+  auto gates = at::sigmoid(logits);  // [3, B, H, T]
+  return {unit(qkv[0]), unit(qkv[1]), qkv[2], cfg_.theta_max * gates[0], gates[1], gates[2]};
+}
+
+MemoryState Titans::initial_state(int64_t batch) const {
+  auto w1 = w1_.unsqueeze(0).expand({batch, -1, -1, -1}), w2 = w2_.unsqueeze(0).expand({batch, -1, -1, -1});
+  return {w1, w2, at::zeros_like(w1), at::zeros_like(w2)};
+}
+
+at::Tensor Titans::scan(MemoryState& state, const MemoryInputs& in) const {
+  NoAutocastScope fp32(in.q.device());  // the inner loop accumulates over the sequence: never in bf16
+  const auto wide = at::promote_types(in.q.scalar_type(), at::kFloat);
+  auto up = [wide](const at::Tensor& x) { return x.to(wide); };
+  MemoryInputs wide_in{up(in.q), up(in.k), up(in.v), up(in.theta), up(in.eta), up(in.alpha)};
+  return memory_scan(state, wide_in, cfg_.chunk_size, cfg_.retrieval);
+}
+
+at::Tensor Titans::output(const at::Tensor& x, const at::Tensor& y) const {
+  const int64_t B = x.size(0), T = x.size(1);
+  auto gate = at::silu(at::linear(x, wg_)).view({B, T, n_heads_, head_dim_});
+  auto gated = out_norm_->forward(y.transpose(1, 2)) * gate;  // RMSNorm_head(y) * SiLU(x W_g)
+  return at::linear(gated.reshape({B, T, n_heads_ * head_dim_}).to(x.scalar_type()), wo_);
+}
+
+at::Tensor Titans::forward(const at::Tensor& x, const Rope&) {
+  auto ext = with_persistent(x);
+  auto state = initial_state(x.size(0));
+  auto y = scan(state, memory_inputs(ext, nullptr));
+  return output(ext, y).narrow(1, ext.size(1) - x.size(1), x.size(1));  // persistent rows dropped
+}
+
+namespace {
+struct MemoryCarry final : MixerState {
+  std::vector<at::Tensor> windows;  // the convolutions' last inputs
+  MemoryState chunk_start;          // the memory at the start of the current chunk
+  MemoryInputs pending;             // the current chunk's tokens so far (undefined: none)
+};
+}  // namespace
+
+at::Tensor Titans::decode(const at::Tensor& x, const Rope&, std::unique_ptr<MixerState>& state) {
+  const bool first = !state;
+  if (first) state = std::make_unique<MemoryCarry>();
+  auto& carry = static_cast<MemoryCarry&>(*state);
+  auto ext = first ? with_persistent(x) : x;
+  if (first) carry.chunk_start = initial_state(x.size(0));
+  auto fresh = memory_inputs(ext, &carry.windows);
+  auto all = carry.pending.q.defined() ? carry.pending.then(fresh) : fresh;
+  // Complete chunks advance the chunk-start memory; the rest is read from it and kept.
+  const int64_t complete = all.length() / cfg_.chunk_size * cfg_.chunk_size, rest = all.length() - complete;
+  std::vector<at::Tensor> ys;
+  if (complete > 0) ys.push_back(scan(carry.chunk_start, all.narrow(0, complete)));
+  if (rest > 0) {
+    MemoryState scratch = carry.chunk_start;
+    ys.push_back(scan(scratch, all.narrow(complete, rest)));
+  }
+  carry.pending = rest > 0 ? all.narrow(complete, rest) : MemoryInputs{};
+  carry.position += x.size(1);
+  auto y = at::cat(ys, 2);
+  auto out = output(ext, y.narrow(2, y.size(2) - ext.size(1), ext.size(1)));
+  return out.narrow(1, ext.size(1) - x.size(1), x.size(1));
+}
+
+int64_t Titans::extra_flops_per_token(int64_t seq_len) const {
+  const int64_t m = w1_.size(2), C = std::min(cfg_.chunk_size, std::max<int64_t>(seq_len, 1)), dh = head_dim_;
+  // Per head and token: keys through W1, W2 and the gradient back through W2 (6 d_h m); the query
+  // through W1, S1, W2, S2 (8 d_h m); the four end-of-chunk updates (8 d_h m); the C x C masked
+  // products (4 C (d_h + m)) and their coefficients (2 C^2).
+  const int64_t memory = n_heads_ * (22 * dh * m + 4 * C * (dh + m) + 2 * C * C);
+  // The block counts 2 FLOPs per element of every >= 2-D parameter; W1_0, W2_0 and the persistent
+  // tokens are not multiplied per token that way (their use is counted above).
+  const int64_t not_matmuls = w1_.numel() + w2_.numel() + (persistent_.defined() ? persistent_.numel() : 0);
+  return memory - 2 * not_matmuls;
+}
+
+double Titans::activation_bytes_per_token(int64_t elem) const {
+  const double hd = static_cast<double>(n_heads_ * head_dim_), h = static_cast<double>(n_heads_);
+  const double m = static_cast<double>(w1_.size(2)), C = static_cast<double>(cfg_.chunk_size);
+  // q, k, v: projection, convolution and SiLU each (9), and the gate, norm input, norm output and
+  // merged heads of the output (4) at `elem` bytes; the memory runs in fp32: normalised q, k,
+  // G, theta G (4 d_h), Hk, Ak, Dh, theta Dh, Hq, Aq (6 m) and the C x C products (4 C) per head.
+  return static_cast<double>(elem) * 13 * hd + 4.0 * (4 * hd + h * (6 * m + 4 * C));
+}
+
+}  // namespace ember

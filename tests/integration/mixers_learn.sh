@@ -1,0 +1,28 @@
+# Every mixer with an overlay trains the tiny default (configs/tiny.yaml + configs/mixers/<kind>.yaml,
+# 300 steps) on the same synthetic data to a final validation loss within 0.3 nats of attention's.
+source "$(dirname "$0")/lib_common.sh"
+CONFIGS="$EMBER_SOURCE_DIR/configs"
+mkdir -p data
+make_synthetic data 64 200000 20000 >/dev/null
+train_kind() {  # kind -> prints the final validation loss
+  "$EMBER" train -c "$CONFIGS/tiny.yaml" -c "$CONFIGS/mixers/$1.yaml" --set 'data.train=[data/train_*.bin]' \
+    --set 'data.val=[data/val_*.bin]' --set train.threads=2 --set log.name="$1" --set checkpoint.every=300 \
+    >"$1.out" 2>"$1.err" || { cat "$1.err" >&2; fail "training $1 failed"; }
+  local loss; loss=$(sed -n 's/^final validation loss \([0-9.]*\),.*/\1/p' "$1.out")
+  [ -n "$loss" ] || fail "$1 printed no final validation loss"
+  grep -q "kind: $1" "runs/$1/config.yaml" || fail "$1: the resolved config does not name the mixer"
+  echo "$loss"
+}
+base=$(train_kind attention)
+echo "attention: $base"
+for kind in gated_attention titans hope_attention; do
+  loss=$(train_kind "$kind")
+  echo "$kind: $loss (attention $base)"
+  "$PY" -c "import sys; sys.exit(0 if $loss <= $base + 0.3 else 1)" || fail "$kind: $loss is not within 0.3 nats of attention's $base"
+done
+# Every registered mixer except the local-mixing control has an overlay.
+kinds=$("$EMBER" config --kinds | awk '/^model.mixer.kind:/ {m = 1; next} /^[^ ]/ {m = 0} m && /^  [a-z]/ {print $1}')
+[ "$(echo "$kinds" | wc -w)" -ge 5 ] || fail "config --kinds lists too few mixers: $kinds"
+for kind in $kinds; do
+  [ "$kind" = short_conv ] || [ -f "$CONFIGS/mixers/$kind.yaml" ] || fail "mixer $kind has no overlay configs/mixers/$kind.yaml"
+done

@@ -1,0 +1,200 @@
+// Titans (model/mixers/neural_memory.h, titans.h), against independent references in float64: the
+// analytic inner gradient against autograd; the chunk-parallel scan against the token-by-token
+// oracle (every retrieval variant, C in {1, 2, 4, 16}, lengths C does not divide, non-zero initial
+// momentum, eta = 0 and alpha = 1 present); streaming; theta = 0; the outer gradient against
+// central differences; the parameter count against its closed form.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "ember/model/lm.h"
+#include "ember/model/mixers/titans.h"
+
+namespace {
+
+using ember::MemoryInputs;
+using ember::MemoryState;
+using ember::Retrieval;
+
+constexpr int64_t B = 2, H = 3, DH = 4, M = 6;
+const auto kF64 = torch::TensorOptions().dtype(torch::kDouble);
+
+at::Tensor unit_rows(const at::Tensor& x) { return x / x.norm(2, -1, true); }
+
+at::Tensor uniform(at::IntArrayRef shape, double lo, double hi) { return torch::rand(shape, kF64) * (hi - lo) + lo; }
+
+// Random inputs in the well-conditioned range (l2-normalised q, k; theta <= 0.12), with one
+// eta = 0 and one alpha = 1 so the masked products meet exact zeros.
+MemoryInputs random_inputs(int64_t T) {
+  MemoryInputs in{unit_rows(torch::randn({B, H, T, DH}, kF64)), unit_rows(torch::randn({B, H, T, DH}, kF64)),
+                  torch::randn({B, H, T, DH}, kF64),           uniform({B, H, T}, 0.01, 0.12),
+                  uniform({B, H, T}, 0.3, 0.95),               uniform({B, H, T}, 0.0, 0.2)};
+  in.eta.index_put_({0, 1, T / 2}, 0.0);
+  in.alpha.index_put_({1, 2, T / 3}, 1.0);
+  return in;
+}
+
+MemoryState random_state() {
+  return {torch::randn({B, H, DH, M}, kF64) * 0.5, torch::randn({B, H, M, DH}, kF64) * 0.5,
+          torch::randn({B, H, DH, M}, kF64) * 0.05, torch::randn({B, H, M, DH}, kF64) * 0.05};
+}
+
+double max_diff(const at::Tensor& a, const at::Tensor& b) { return (a - b).abs().max().item<double>(); }
+
+double state_diff(const MemoryState& a, const MemoryState& b) {
+  return std::max({max_diff(a.w1, b.w1), max_diff(a.w2, b.w2), max_diff(a.s1, b.s1), max_diff(a.s2, b.s2)});
+}
+
+}  // namespace
+
+TEST(Titans, InnerGradientEqualsAutograd) {
+  torch::manual_seed(1);
+  auto w1 = torch::randn({B, H, DH, M}, kF64).requires_grad_(), w2 = torch::randn({B, H, M, DH}, kF64).requires_grad_();
+  auto k = torch::randn({B, H, DH}, kF64), v = torch::randn({B, H, DH}, kF64);
+  auto loss = (ember::memory_read(w1, w2, k.unsqueeze(-2)) - v.unsqueeze(-2)).pow(2).mean(-1).sum();  // ||M(k) - v||^2 / d_h
+  auto grads = torch::autograd::grad({loss}, {w1, w2});
+  auto [g1, g2] = ember::memory_gradient(w1.detach(), w2.detach(), k, v);
+  EXPECT_LT(max_diff(g1, grads[0]), 1e-12);
+  EXPECT_LT(max_diff(g2, grads[1]), 1e-12);
+  EXPECT_GT(g1.abs().max().item<double>(), 1e-3);
+}
+
+TEST(Titans, ChunkParallelEqualsTheTokenByTokenOracle) {
+  for (Retrieval r : {Retrieval::after, Retrieval::before, Retrieval::chunk})
+    for (int64_t C : {1, 2, 4, 16})
+      for (int64_t T : {13, 37}) {
+        torch::manual_seed(10 * C + T);
+        const auto in = random_inputs(T);
+        auto fast = random_state(), slow = fast;
+        auto y = ember::memory_scan(fast, in, C, r);
+        auto y_ref = ember::memory_scan_reference(slow, in, C, r);
+        const std::string what = std::string(ember::enum_name(r)) + " C=" + std::to_string(C) + " T=" + std::to_string(T);
+        ASSERT_EQ(y.sizes(), in.q.sizes()) << what;
+        EXPECT_LT(max_diff(y, y_ref), 1e-12) << what;
+        EXPECT_LT(state_diff(fast, slow), 1e-12) << what;
+        EXPECT_TRUE(y.isfinite().all().item<bool>()) << what;
+      }
+}
+
+TEST(Titans, ChunkParallelInFloat32IsCloseToTheFloat64Oracle) {
+  torch::manual_seed(3);
+  const auto in = random_inputs(37);
+  auto st64 = random_state();
+  auto f32 = [](const at::Tensor& x) { return x.to(torch::kFloat); };
+  MemoryState st32{f32(st64.w1), f32(st64.w2), f32(st64.s1), f32(st64.s2)};
+  MemoryInputs in32{f32(in.q), f32(in.k), f32(in.v), f32(in.theta), f32(in.eta), f32(in.alpha)};
+  auto y_ref = ember::memory_scan_reference(st64, in, 16, Retrieval::after);
+  auto y = ember::memory_scan(st32, in32, 16, Retrieval::after);
+  EXPECT_LT(max_diff(y.to(torch::kDouble), y_ref), 1e-4);
+}
+
+TEST(Titans, TheChunkSizeMatters) {
+  torch::manual_seed(4);
+  const auto in = random_inputs(32);
+  auto a = random_state(), b = a;
+  auto y1 = ember::memory_scan(a, in, 1, Retrieval::after), y16 = ember::memory_scan(b, in, 16, Retrieval::after);
+  EXPECT_GT(max_diff(y1, y16), 1e-3);  // gradients at the chunk start are not the online ones
+}
+
+TEST(Titans, ThetaZeroLeavesTheMemoryUnchanged) {
+  torch::manual_seed(5);
+  auto in = random_inputs(11);
+  in.theta.zero_(), in.alpha.zero_();
+  for (Retrieval r : {Retrieval::after, Retrieval::before, Retrieval::chunk}) {
+    auto st = random_state();
+    st.s1.zero_(), st.s2.zero_();
+    const auto start = st;
+    auto y = ember::memory_scan(st, in, 4, r);
+    EXPECT_LT(state_diff(st, start), 1e-15) << ember::enum_name(r);
+    EXPECT_LT(max_diff(y, ember::memory_read(start.w1, start.w2, in.q)), 1e-14) << ember::enum_name(r);
+  }
+}
+
+TEST(Titans, StreamingTwoPartsWithTheCarriedStateEqualsOnePass) {
+  torch::manual_seed(6);
+  const auto in = random_inputs(29);
+  for (int64_t split : {8, 16}) {
+    auto whole = random_state(), parts = whole;
+    auto y = ember::memory_scan(whole, in, 8, Retrieval::after);
+    auto first = ember::memory_scan(parts, in.narrow(0, split), 8, Retrieval::after);
+    auto second = ember::memory_scan(parts, in.narrow(split, 29 - split), 8, Retrieval::after);
+    EXPECT_LT(max_diff(at::cat({first, second}, 2), y), 1e-14);
+    EXPECT_LT(state_diff(parts, whole), 1e-14);
+  }
+}
+
+namespace {
+
+ember::ModelConfig titans_model(int64_t expansion, int64_t persistent, int64_t conv) {
+  ember::ModelConfig c;
+  c.vocab_size = 40, c.d_model = 16, c.n_layers = 2, c.n_heads = 2, c.max_seq_len = 32;
+  c.mlp.d_ff = 24;
+  c.mixer.kind = "titans";
+  auto& o = c.mixer.get<ember::TitansConfig>();
+  o.memory_expansion = expansion, o.persistent_tokens = persistent, o.conv_kernel = conv, o.chunk_size = 4;
+  return c;
+}
+
+}  // namespace
+
+TEST(Titans, OuterGradientsEqualCentralDifferences) {
+  torch::manual_seed(7);
+  auto cfg = titans_model(2, 2, 3);
+  cfg.mixer.get<ember::TitansConfig>().theta_bias = 1.0;  // a memory that learns visibly
+  ember::Titans mixer(ember::mixer_context(cfg, 0), cfg.mixer.get<ember::TitansConfig>());
+  mixer.to(torch::kDouble);
+  ember::Rope rope(16 / 2, 32, 10000.0);
+  auto x = torch::randn({2, 7, 16}, kF64), weights = torch::randn({2, 7, 16}, kF64);
+  auto loss_of = [&] { return (mixer.forward(x, rope) * weights).sum(); };
+  auto params = mixer.named_parameters();
+  loss_of().backward();
+  for (const char* name : {"wq", "wk", "wv", "wk_taps", "w_gates", "b_gates", "w1", "w2", "persistent", "wg"}) {
+    auto p = params[name];
+    auto flat = p.detach().view(-1);
+    for (int64_t i : {int64_t{0}, p.numel() / 2, p.numel() - 1}) {
+      const double eps = 1e-6, saved = flat[i].item<double>();
+      torch::NoGradGuard no_grad;
+      flat[i].fill_(saved + eps);
+      const double up = loss_of().item<double>();
+      flat[i].fill_(saved - eps);
+      const double down = loss_of().item<double>();
+      flat[i].fill_(saved);
+      const double numeric = (up - down) / (2 * eps), analytic = p.grad().view(-1)[i].item<double>();
+      EXPECT_NEAR(analytic, numeric, 1e-6 * std::max(1.0, std::abs(numeric))) << name << "[" << i << "]";
+    }
+  }
+}
+
+TEST(Titans, ParameterCountEqualsTheClosedForm) {
+  const int64_t d = 16, h = 2, dh = 8, L = 2, d_ff = 24, V = 40;
+  for (auto [expansion, np, conv] : {std::tuple{4, 4, 4}, std::tuple{2, 0, 3}}) {
+    ember::LanguageModel m(titans_model(expansion, np, conv));
+    const int64_t mixer = 5 * d * h * dh      // W_Q, W_K, W_V, W_g, W_O
+                          + 3 * h * dh * conv  // the three depthwise convolutions
+                          + 3 * h * d + 3 * h  // theta, eta, alpha gates and biases
+                          + 2 * h * dh * expansion * dh  // W1_0, W2_0 per head
+                          + np * d + dh;                 // persistent tokens, the output norm's gain
+    const int64_t block = mixer + 3 * d * d_ff + 2 * d;
+    EXPECT_EQ(m.num_parameters(), V * d + L * block + d) << expansion << " " << np;  // tied table, final norm
+  }
+}
+
+TEST(Titans, DecodingInPiecesEqualsTheForwardForEveryRetrieval) {
+  for (Retrieval r : {Retrieval::after, Retrieval::before, Retrieval::chunk}) {
+    torch::manual_seed(8);
+    auto cfg = titans_model(2, 3, 4);
+    cfg.mixer.get<ember::TitansConfig>().chunk_size = 3;  // 3 persistent + 11 tokens: boundaries everywhere
+    cfg.mixer.get<ember::TitansConfig>().retrieval = r;
+    ember::LanguageModel m(cfg);
+    m.to(torch::kDouble);
+    torch::NoGradGuard no_grad;
+    auto ids = torch::randint(0, 40, {2, 11}, torch::kLong);
+    auto full = m.forward(ids);
+    for (const std::vector<int64_t>& pieces : {std::vector<int64_t>(11, 1), {4, 2, 5}, {1, 9, 1}}) {
+      ember::DecodeState state;
+      std::vector<at::Tensor> parts;
+      int64_t start = 0;
+      for (int64_t n : pieces) parts.push_back(m.decode(ids.narrow(1, start, n), state)), start += n;
+      EXPECT_LT(max_diff(at::cat(parts, 1), full), 1e-10) << ember::enum_name(r) << " " << pieces.size();
+    }
+  }
+}
