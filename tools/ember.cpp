@@ -25,6 +25,8 @@ int main(int argc, char** argv) {
   ember::cli::register_tokenizer(app);
   ember::cli::register_capacity(app);
   ember::cli::register_launch(app);
+  ember::cli::register_sweep(app);
+  ember::cli::register_report(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

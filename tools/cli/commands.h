@@ -29,6 +29,8 @@ void register_tokenizer(CLI::App& app);
 void register_prepare_text(CLI::App& prepare);  // under `ember prepare`
 void register_capacity(CLI::App& app);
 void register_launch(CLI::App& app);
+void register_sweep(CLI::App& app);
+void register_report(CLI::App& app);
 
 // `ember capacity simulate` and `ember capacity fit`, registered under `capacity`.
 void add_capacity_simulate(CLI::App& capacity);

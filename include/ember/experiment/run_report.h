@@ -1,0 +1,55 @@
+// The comparison of a set of runs (docs/experiments.md): one row per member (a run, or the seeds of
+// one sweep member pooled: mean and sample standard deviation), the settings in which the runs
+// differ, parameters, tokens, final train / validation loss and perplexity, frequency-bucket
+// perplexities when evaluated, tokens/s, and each metric relative to a baseline member. Written as
+// report.md, report.csv and, with PLplot, loss curves.
+#pragma once
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace ember {
+
+struct RunResult {
+  std::filesystem::path dir;
+  std::string group;                            // the directory name without a _seed<N> suffix
+  std::map<std::string, std::string> settings;  // the resolved config, flattened: "model.mixer.kind" -> "titans"
+  double params = 0, steps = 0, tokens = 0;
+  double train_loss = 0, val_loss = 0, val_ppl = 0, tokens_per_s = 0;
+  double rare_ppl = -1, frequent_ppl = -1;  // least / most frequent bucket with tokens; -1: not evaluated
+  std::vector<std::pair<double, double>> val_curve, train_curve;  // (tokens, loss)
+};
+
+// Reads dir/config.yaml, metrics.jsonl and (when present) eval.json, the full evaluation a sweep
+// writes; otherwise the run's last logged evaluation. UsageError naming the file when one is missing.
+RunResult read_run(const std::filesystem::path& dir);
+
+struct Stat {
+  double mean = 0, std = 0;  // std: sample standard deviation, 0 for one run
+};
+
+struct ReportRow {
+  std::string member;
+  std::vector<std::filesystem::path> runs;
+  std::map<std::string, std::string> settings;  // only the keys in which members differ
+  Stat params, tokens, train_loss, val_loss, val_ppl, rare_ppl, frequent_ppl, tokens_per_s;
+  bool has_buckets = false;
+  double val_ppl_change = 0, rare_ppl_change = 0;  // percent relative to the baseline's mean
+};
+
+struct Report {
+  std::string baseline;
+  std::vector<std::string> varied;  // the settings that differ between members, in key order
+  std::vector<ReportRow> rows;      // in the order the runs were given
+};
+
+// Pools runs by group; `baseline` names a member (empty: the first). UsageError for an unknown one.
+Report make_report(const std::vector<RunResult>& runs, const std::string& baseline);
+std::string report_markdown(const Report& report);
+std::string report_csv(const Report& report);
+// report.md and report.csv (and train_loss.png / val_loss.png when PLplot is there) in `dir`,
+// each written whole or not at all.
+void write_report(const Report& report, const std::vector<RunResult>& runs, const std::filesystem::path& dir);
+
+}  // namespace ember

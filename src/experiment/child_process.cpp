@@ -1,0 +1,51 @@
+#include "ember/experiment/child_process.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "ember/util/error.h"
+
+extern char** environ;
+
+namespace ember {
+
+std::string self_executable() { return std::filesystem::read_symlink("/proc/self/exe").string(); }
+
+pid_t spawn_child(const std::vector<std::string>& argv, const std::string& output, const std::string& stdout_file) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  const int append = O_WRONLY | O_CREAT | O_APPEND;
+  if (!output.empty()) {
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, output.c_str(), append, 0644);
+    if (stdout_file.empty()) posix_spawn_file_actions_adddup2(&actions, STDERR_FILENO, STDOUT_FILENO);
+  }
+  if (!stdout_file.empty())
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, stdout_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) throw Error("cannot start " + argv[0] + ": " + std::strerror(rc));
+  return pid;
+}
+
+int wait_child(pid_t pid) {
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) throw Error(std::string("waiting for a child process: ") + std::strerror(errno));
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+int run_child(const std::vector<std::string>& argv, const std::string& output, const std::string& stdout_file) {
+  return wait_child(spawn_child(argv, output, stdout_file));
+}
+
+}  // namespace ember

@@ -1,0 +1,264 @@
+#include "ember/experiment/run_report.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "ember/analysis/line_plot.h"
+#include "ember/analysis/plot_output.h"
+#include "ember/checkpoint/run_config.h"
+#include "ember/model/summary.h"
+#include "ember/util/error.h"
+#include "ember/util/files.h"
+
+namespace ember {
+namespace {
+
+void flatten(const YAML::Node& n, const std::string& prefix, std::map<std::string, std::string>& out) {
+  if (n.IsMap()) {
+    for (const auto& kv : n) flatten(kv.second, prefix.empty() ? kv.first.Scalar() : prefix + "." + kv.first.Scalar(), out);
+    return;
+  }
+  YAML::Emitter e;
+  e << YAML::Flow << n;
+  out[prefix] = e.c_str();
+}
+
+std::vector<nlohmann::json> read_metrics(const fs::path& file) {
+  std::ifstream in(file);
+  if (!in) throw UsageError("report: " + file.string() + " not found (is it a run directory?)");
+  std::vector<nlohmann::json> records;
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) try {
+        records.push_back(nlohmann::json::parse(line));
+      } catch (const nlohmann::json::exception&) {  // a line cut by a crash: the rest stands
+      }
+  return records;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+void read_buckets(const nlohmann::json& buckets, RunResult& r) {
+  for (const auto& b : buckets) {  // ordered from the rarest tokens to the most frequent
+    if (b.at("tokens").get<int64_t>() == 0) continue;
+    if (r.rare_ppl < 0) r.rare_ppl = b.at("perplexity").get<double>();
+    r.frequent_ppl = b.at("perplexity").get<double>();
+  }
+}
+
+Stat stat_of(const std::vector<double>& v) {
+  Stat s;
+  for (double x : v) s.mean += x / static_cast<double>(v.size());
+  if (v.size() < 2) return s;
+  double ss = 0;
+  for (double x : v) ss += (x - s.mean) * (x - s.mean);
+  s.std = std::sqrt(ss / static_cast<double>(v.size() - 1));
+  return s;
+}
+
+template <class Get>
+Stat pooled(const std::vector<const RunResult*>& runs, Get get) {
+  std::vector<double> v;
+  for (const auto* r : runs) v.push_back(get(*r));
+  return stat_of(v);
+}
+
+std::string shown(const Stat& s, const char* format, size_t n) {
+  auto text = fmt::format(fmt::runtime(format), s.mean);
+  return n > 1 ? text + " ± " + fmt::format(fmt::runtime(format), s.std) : text;
+}
+
+std::string percent(double change) { return fmt::format("{:+.1f}%", change); }
+
+std::string run_name(const fs::path& dir) {
+  auto normal = dir.lexically_normal();
+  return (normal.has_filename() ? normal : normal.parent_path()).filename().string();
+}
+
+}  // namespace
+
+RunResult read_run(const fs::path& dir) {
+  RunResult r;
+  r.dir = dir;
+  const auto config_file = dir / "config.yaml";
+  if (!fs::is_regular_file(config_file)) throw UsageError("report: " + config_file.string() + " not found (is it a run directory?)");
+  const auto cfg = load_config({config_file.string()}, {});
+  flatten(YAML::LoadFile(config_file.string()), "", r.settings);
+  r.group = std::regex_replace(run_name(dir), std::regex("_seed-?[0-9]+$"), "");
+  r.params = static_cast<double>(summarize_model(cfg.model, cfg.train.seq_len).total_params);
+  std::vector<double> rates;
+  for (const auto& m : read_metrics(dir / "metrics.jsonl")) {
+    const auto kind = m.value("kind", "");
+    if (kind == "train") {
+      r.steps = m.at("step").get<double>(), r.tokens = m.at("tokens").get<double>();
+      r.train_loss = m.at("loss").get<double>();
+      r.train_curve.emplace_back(r.tokens, r.train_loss);
+      rates.push_back(m.at("tokens_per_s").get<double>());
+    } else if (kind == "eval") {
+      r.val_loss = m.at("val_loss").get<double>(), r.val_ppl = m.at("val_ppl").get<double>();
+      r.val_curve.emplace_back(m.at("step").get<double>(), r.val_loss);
+    }
+  }
+  if (rates.empty()) throw UsageError("report: " + (dir / "metrics.jsonl").string() + " has no training records");
+  for (auto& point : r.val_curve) point.first *= r.tokens / r.steps;  // steps -> tokens
+  r.tokens_per_s = median(std::vector<double>(rates.begin() + static_cast<long>(rates.size() / 2), rates.end()));
+  if (fs::is_regular_file(dir / "eval.json")) {  // the sweep's full evaluation of the final checkpoint
+    const auto ev = nlohmann::json::parse(read_text_file(dir / "eval.json"));
+    r.val_loss = ev.at("loss").get<double>(), r.val_ppl = ev.at("perplexity").get<double>();
+    if (ev.contains("buckets")) read_buckets(ev.at("buckets"), r);
+  }
+  return r;
+}
+
+Report make_report(const std::vector<RunResult>& runs, const std::string& baseline) {
+  if (runs.empty()) throw UsageError("report: no runs given");
+  Report report;
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<const RunResult*>> groups;
+  for (const auto& r : runs) {
+    if (!groups.count(r.group)) order.push_back(r.group);
+    groups[r.group].push_back(&r);
+  }
+  report.baseline = baseline.empty() ? order.front() : baseline;
+  if (!groups.count(report.baseline))
+    throw UsageError("report: --baseline '" + report.baseline + "' is none of the members (" + fmt::format("{}", fmt::join(order, ", ")) + ")");
+  // Settings on which runs that have them disagree (seed, the run's name and place excluded; a
+  // key only some runs have, like a mixer kind's own section, follows from another that differs).
+  const std::set<std::string> ignored = {"train.seed", "log.name", "log.dir"};
+  std::map<std::string, std::set<std::string>> values;
+  for (const auto& r : runs)
+    for (const auto& [key, value] : r.settings) values[key].insert(value);
+  for (const auto& [key, seen] : values)
+    if (seen.size() > 1 && !ignored.count(key)) report.varied.push_back(key);
+  for (const auto& name : order) {
+    const auto& g = groups[name];
+    ReportRow row;
+    row.member = name;
+    for (const auto* r : g) row.runs.push_back(r->dir);
+    for (const auto& key : report.varied) row.settings[key] = g.front()->settings.count(key) ? g.front()->settings.at(key) : "";
+    row.params = pooled(g, [](const RunResult& r) { return r.params; });
+    row.tokens = pooled(g, [](const RunResult& r) { return r.tokens; });
+    row.train_loss = pooled(g, [](const RunResult& r) { return r.train_loss; });
+    row.val_loss = pooled(g, [](const RunResult& r) { return r.val_loss; });
+    row.val_ppl = pooled(g, [](const RunResult& r) { return r.val_ppl; });
+    row.tokens_per_s = pooled(g, [](const RunResult& r) { return r.tokens_per_s; });
+    row.has_buckets = std::all_of(g.begin(), g.end(), [](const RunResult* r) { return r->rare_ppl >= 0; });
+    if (row.has_buckets) {
+      row.rare_ppl = pooled(g, [](const RunResult& r) { return r.rare_ppl; });
+      row.frequent_ppl = pooled(g, [](const RunResult& r) { return r.frequent_ppl; });
+    }
+    report.rows.push_back(std::move(row));
+  }
+  const auto& base = *std::find_if(report.rows.begin(), report.rows.end(),
+                                   [&](const ReportRow& r) { return r.member == report.baseline; });
+  for (auto& row : report.rows) {
+    row.val_ppl_change = 100.0 * (row.val_ppl.mean - base.val_ppl.mean) / base.val_ppl.mean;
+    if (row.has_buckets && base.has_buckets)
+      row.rare_ppl_change = 100.0 * (row.rare_ppl.mean - base.rare_ppl.mean) / base.rare_ppl.mean;
+  }
+  return report;
+}
+
+std::string report_markdown(const Report& report) {
+  const bool buckets = std::all_of(report.rows.begin(), report.rows.end(), [](const ReportRow& r) { return r.has_buckets; });
+  std::ostringstream md;
+  md << "# Report\n\nBaseline: `" << report.baseline << "`. Values are means over a member's seeds (± sample "
+     << "standard deviation when there are several); changes are relative to the baseline's mean.\n\n";
+  md << "| member |";
+  for (const auto& key : report.varied) md << " " << key << " |";
+  md << " seeds | params | tokens | train loss | val loss | val ppl | val ppl vs baseline |";
+  if (buckets) md << " rare-bucket ppl | rare vs baseline | frequent-bucket ppl |";
+  md << " tokens/s |\n|---|";
+  for (size_t i = 0; i < report.varied.size() + 8 + (buckets ? 3 : 0); ++i) md << "---|";
+  md << "\n";
+  for (const auto& r : report.rows) {
+    const size_t n = r.runs.size();
+    md << "| " << r.member << " |";
+    for (const auto& key : report.varied) md << " " << r.settings.at(key) << " |";
+    md << fmt::format(" {} | {:.0f} | {:.0f} | {} | {} | {} | {} |", n, r.params.mean, r.tokens.mean,
+                      shown(r.train_loss, "{:.4f}", n), shown(r.val_loss, "{:.4f}", n), shown(r.val_ppl, "{:.3f}", n),
+                      percent(r.val_ppl_change));
+    if (buckets)
+      md << fmt::format(" {} | {} | {} |", shown(r.rare_ppl, "{:.3f}", n), percent(r.rare_ppl_change),
+                        shown(r.frequent_ppl, "{:.3f}", n));
+    md << fmt::format(" {:.0f} |\n", r.tokens_per_s.mean);
+  }
+  md << "\n";
+  for (const auto& r : report.rows) {
+    if (r.member == report.baseline) continue;
+    md << "- " << r.member << " vs " << report.baseline << ": " << percent(r.val_ppl_change) << " val ppl";
+    if (buckets) md << ", " << percent(r.rare_ppl_change) << " rare-bucket ppl";
+    md << "\n";
+  }
+  return md.str();
+}
+
+std::string report_csv(const Report& report) {
+  auto quote = [](const std::string& s) {
+    if (s.find_first_of(",\"\n") == std::string::npos) return s;
+    std::string q = "\"";
+    for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return q + "\"";
+  };
+  std::ostringstream csv;
+  csv << "member";
+  for (const auto& key : report.varied) csv << "," << quote(key);
+  csv << ",seeds,params,tokens,train_loss,train_loss_std,val_loss,val_loss_std,val_ppl,val_ppl_std,"
+         "val_ppl_change_pct,rare_ppl,rare_ppl_std,rare_ppl_change_pct,frequent_ppl,tokens_per_s,runs\n";
+  for (const auto& r : report.rows) {
+    csv << quote(r.member);
+    for (const auto& key : report.varied) csv << "," << quote(r.settings.at(key));
+    std::vector<std::string> dirs;
+    for (const auto& d : r.runs) dirs.push_back(d.string());
+    auto bucket = [&](double v) { return r.has_buckets ? fmt::format("{:.6g}", v) : std::string(); };
+    csv << fmt::format(",{},{:.0f},{:.0f},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.4g},{},{},{},{},{:.6g},{}\n",
+                       r.runs.size(), r.params.mean, r.tokens.mean, r.train_loss.mean, r.train_loss.std,
+                       r.val_loss.mean, r.val_loss.std, r.val_ppl.mean, r.val_ppl.std, r.val_ppl_change,
+                       bucket(r.rare_ppl.mean), bucket(r.rare_ppl.std), bucket(r.rare_ppl_change),
+                       bucket(r.frequent_ppl.mean), r.tokens_per_s.mean, quote(fmt::format("{}", fmt::join(dirs, ";"))));
+  }
+  return csv.str();
+}
+
+namespace {
+
+void plot_curves(const std::vector<RunResult>& runs, const fs::path& png, const char* what, bool validation) {
+  LineChart chart{fmt::format("{} loss", what), "tokens", "loss (nats/token)", 1e300, -1e300, {}};
+  for (const auto& r : runs) {
+    const auto& curve = validation ? r.val_curve : r.train_curve;
+    if (curve.empty()) continue;
+    LineSeries s{run_name(r.dir), {}, {}};
+    for (const auto& [x, y] : curve) s.x.push_back(x), s.y.push_back(y), chart.y_min = std::min(chart.y_min, y),
+                                       chart.y_max = std::max(chart.y_max, y);
+    chart.series.push_back(std::move(s));
+  }
+  if (chart.series.empty()) return;
+  const double pad = 0.05 * std::max(chart.y_max - chart.y_min, 1e-3);
+  chart.y_min -= pad, chart.y_max += pad;
+  write_line_chart_png(png, chart);
+}
+
+}  // namespace
+
+void write_report(const Report& report, const std::vector<RunResult>& runs, const fs::path& dir) {
+  fs::create_directories(dir);
+  write_file_atomic(dir / "report.md", report_markdown(report));
+  write_file_atomic(dir / "report.csv", report_csv(report));
+  if (!plotting_available()) return;
+  plot_curves(runs, dir / "train_loss.png", "training", false);
+  plot_curves(runs, dir / "val_loss.png", "validation", true);
+}
+
+}  // namespace ember

@@ -1,0 +1,183 @@
+#include "ember/experiment/sweep_spec.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+#include <set>
+
+#include "ember/checkpoint/run_config.h"
+#include "ember/util/error.h"
+#include "ember/util/suggest.h"
+
+namespace ember {
+namespace {
+
+class SweepReader {
+ public:
+  explicit SweepReader(std::string file) : file_(std::move(file)) {}
+
+  [[noreturn]] void fail(const std::string& key, const std::string& what) const {
+    throw ConfigError(file_ + ": " + key + ": " + what);
+  }
+
+  std::string scalar(const YAML::Node& n, const std::string& key) const {
+    if (!n.IsScalar()) fail(key, "expected a single value");
+    return n.Scalar();
+  }
+
+  std::vector<std::string> strings(const YAML::Node& n, const std::string& key) const {
+    if (n.IsScalar()) return {n.Scalar()};
+    if (!n.IsSequence()) fail(key, "expected a list");
+    std::vector<std::string> out;
+    for (size_t i = 0; i < n.size(); ++i) out.push_back(scalar(n[i], key + "[" + std::to_string(i) + "]"));
+    return out;
+  }
+
+  // A map of dotted keys to values, as --set overrides ("key=value"; a list becomes [a, b]).
+  std::vector<std::string> overrides(const YAML::Node& n, const std::string& key) const {
+    if (!n.IsMap()) fail(key, "expected a map of config keys to values, e.g. {train.steps: 300}");
+    std::vector<std::string> out;
+    for (const auto& kv : n) out.push_back(kv.first.Scalar() + "=" + value_text(kv.second));
+    return out;
+  }
+
+  static std::string value_text(const YAML::Node& n) {
+    if (n.IsScalar()) return n.Scalar();
+    YAML::Emitter e;
+    e << YAML::Flow << n;
+    return e.c_str();
+  }
+
+  void only(const YAML::Node& map, const std::string& where, const std::vector<std::string>& keys) const {
+    for (const auto& kv : map) {
+      const auto key = kv.first.Scalar();
+      if (std::find(keys.begin(), keys.end(), key) != keys.end()) continue;
+      const auto near = closest_match(key, keys);
+      fail(where + key, "unknown key" + (near.empty() ? "" : " (did you mean '" + near + "'?)"));
+    }
+  }
+
+ private:
+  std::string file_;
+};
+
+// Characters safe in a directory name; everything else becomes '-'.
+std::string safe_name(const std::string& text) {
+  std::string out;
+  for (char c : text) out += std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_' ? c : '-';
+  return out;
+}
+
+void read_grid(const SweepReader& r, const YAML::Node& grid, SweepSpec& spec) {
+  if (!grid.IsMap()) r.fail("grid", "expected a map of config keys to lists of values");
+  for (const auto& kv : grid) {
+    const auto key = kv.first.Scalar();
+    if (!kv.second.IsSequence() || kv.second.size() == 0) r.fail("grid." + key, "expected a non-empty list of values");
+    std::vector<std::string> values;
+    for (const auto& v : kv.second) values.push_back(SweepReader::value_text(v));
+    spec.grid.emplace_back(key, values);
+  }
+}
+
+void read_members(const SweepReader& r, const YAML::Node& members, SweepSpec& spec) {
+  if (!members.IsSequence()) r.fail("members", "expected a list of {name, configs, set}");
+  for (size_t i = 0; i < members.size(); ++i) {
+    const auto& m = members[i];
+    const std::string where = "members[" + std::to_string(i) + "]";
+    if (!m.IsMap() || !m["name"]) r.fail(where, "expected a map with a name");
+    r.only(m, where + ".", {"name", "configs", "set"});
+    SweepSpec::Listed listed{r.scalar(m["name"], where + ".name"), {}, {}};
+    if (m["configs"]) listed.configs = r.strings(m["configs"], where + ".configs");
+    if (m["set"]) listed.overrides = r.overrides(m["set"], where + ".set");
+    spec.listed.push_back(std::move(listed));
+  }
+}
+
+}  // namespace
+
+SweepSpec load_sweep(const std::string& path) {
+  if (!std::filesystem::is_regular_file(path)) throw UsageError("sweep file '" + path + "' not found");
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(path + ": not valid YAML: " + e.what());
+  }
+  SweepReader r(path);
+  if (!root.IsMap()) r.fail("(top level)", "expected a map");
+  r.only(root, "", {"out", "configs", "set", "grid", "members", "seeds", "baseline", "evals", "eval_batches"});
+  SweepSpec spec;
+  spec.file = path;
+  if (!root["out"]) r.fail("out", "missing: the directory the members' runs go under");
+  spec.out = r.scalar(root["out"], "out");
+  if (root["configs"]) spec.configs = r.strings(root["configs"], "configs");
+  if (root["set"]) spec.overrides = r.overrides(root["set"], "set");
+  if (root["grid"]) read_grid(r, root["grid"], spec);
+  if (root["members"]) read_members(r, root["members"], spec);
+  if (spec.grid.empty() && spec.listed.empty()) r.fail("grid", "a sweep needs a grid, a list of members, or both");
+  if (root["seeds"])
+    for (const auto& s : r.strings(root["seeds"], "seeds")) try {
+        spec.seeds.push_back(std::stoll(s));
+      } catch (const std::exception&) {
+        r.fail("seeds", "'" + s + "' is not an integer");
+      }
+  if (root["baseline"]) spec.baseline = r.scalar(root["baseline"], "baseline");
+  if (root["evals"])
+    for (const auto& e : r.strings(root["evals"], "evals")) {
+      if (e == "buckets") spec.buckets = true;
+      else if (e != "perplexity") r.fail("evals", "unknown evaluation '" + e + "' (evaluations: perplexity, buckets)");
+    }
+  if (root["eval_batches"]) spec.eval_batches = std::stoll(r.scalar(root["eval_batches"], "eval_batches"));
+  return spec;
+}
+
+std::vector<SweepMember> sweep_members(const SweepSpec& spec) {
+  std::vector<SweepMember> bases;
+  size_t points = spec.grid.empty() ? 0 : 1;
+  for (const auto& [key, values] : spec.grid) points *= values.size();
+  for (size_t p = 0; p < points; ++p) {  // row-major: the last key varies fastest
+    SweepMember m{"", "", spec.configs, spec.overrides};
+    size_t rest = p, stride = points;
+    for (const auto& [key, values] : spec.grid) {
+      stride /= values.size();
+      const auto& value = values[rest / stride];
+      rest %= stride;
+      m.overrides.push_back(key + "=" + value);
+      m.name += (m.name.empty() ? "" : "_") + safe_name(value);
+    }
+    bases.push_back(std::move(m));
+  }
+  for (const auto& l : spec.listed) {
+    SweepMember m{safe_name(l.name), "", spec.configs, spec.overrides};
+    m.configs.insert(m.configs.end(), l.configs.begin(), l.configs.end());
+    m.overrides.insert(m.overrides.end(), l.overrides.begin(), l.overrides.end());
+    bases.push_back(std::move(m));
+  }
+  std::vector<SweepMember> out;
+  std::set<std::string> names;
+  for (auto& base : bases) {
+    base.group = base.name;
+    if (!names.insert(base.name).second)
+      throw ConfigError(spec.file + ": two members are both named '" + base.name + "'");
+    if (spec.seeds.empty()) out.push_back(base);
+    for (int64_t seed : spec.seeds) {
+      auto m = base;
+      if (spec.seeds.size() > 1) m.name += "_seed" + std::to_string(seed);
+      m.overrides.push_back("train.seed=" + std::to_string(seed));
+      out.push_back(std::move(m));
+    }
+  }
+  if (!spec.baseline.empty() && !names.count(spec.baseline))
+    throw ConfigError(spec.file + ": baseline: no member named '" + spec.baseline + "'");
+  return out;
+}
+
+void check_sweep_members(const std::vector<SweepMember>& members) {
+  for (const auto& m : members) try {
+      load_config(m.configs, m.overrides);
+    } catch (const Error& e) {
+      throw ConfigError("sweep member '" + m.name + "': " + e.what());
+    }
+}
+
+}  // namespace ember

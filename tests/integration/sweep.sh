@@ -1,0 +1,88 @@
+# ember sweep / ember report end to end on a synthetic corpus: a 2 x 2-seed grid where one member
+# was interrupted beforehand (it resumes), a second call that retrains nothing, the report's numbers
+# against an independent computation from the members' eval.json, --parallel, --emit slurm, and
+# bad sweeps that fail before anything is created.
+source "$(dirname "$0")/lib_common.sh"
+mkdir -p data
+make_synthetic data 64 60000 6000 >/dev/null
+write_tiny_config base.yaml data
+cat >s.yaml <<'YAML'
+out: sw
+configs: [base.yaml]
+set: {train.steps: 20, eval.every: 10, checkpoint.every: 10, log.every: 5}
+grid:
+  model.mixer.kind: [attention, short_conv]
+seeds: [1, 2]
+baseline: attention
+evals: [perplexity, buckets]
+YAML
+"$EMBER" sweep s.yaml --dry-run >dry.txt || fail "dry run failed"
+[ "$(wc -l <dry.txt)" -eq 4 ] || { cat dry.txt >&2; fail "dry run should list 4 members"; }
+[ ! -e sw ] || fail "a dry run created the output directory"
+# Interrupt member 0 by hand (its own command, stopped after 10 steps): the sweep must resume it.
+cmd=$(sed -n 's/^\[0\] attention_seed1: //p' dry.txt)
+eval "$cmd --stop-after 10" >/dev/null 2>&1 || fail "the member's command failed: $cmd"
+[ -d sw/attention_seed1/checkpoints ] || fail "the interrupted member left no checkpoint"
+"$EMBER" sweep s.yaml >sweep.out 2>sweep.err || { cat sweep.err >&2; fail "sweep failed"; }
+grep -q "== attention_seed1: resuming" sweep.out || { cat sweep.out >&2; fail "the interrupted member was not resumed"; }
+for m in attention_seed2 short_conv_seed1 short_conv_seed2; do
+  grep -q "== $m: training" sweep.out || fail "$m was not trained"
+  grep -q "== $m: complete" sweep.out || fail "$m did not complete"
+done
+for m in attention_seed1 attention_seed2 short_conv_seed1 short_conv_seed2; do
+  [ -f "sw/$m/eval.json" ] || fail "$m has no eval.json"
+  grep -q '"buckets"' "sw/$m/eval.json" || fail "$m was not evaluated by buckets"
+  [ "$(grep '"kind":"train"' "sw/$m/metrics.jsonl" | tail -1 | sed 's/.*"step":\([0-9]*\).*/\1/')" = 20 ] || fail "$m did not reach step 20"
+done
+[ -f sw/report.md ] && [ -f sw/report.csv ] || fail "no report written"
+[ "$(wc -l <sw/report.csv)" -eq 3 ] || { cat sw/report.csv >&2; fail "report.csv should have a header and 2 rows"; }
+grep -q "short_conv vs attention: " sw/report.md || fail "report.md lacks the comparison line"
+# The report's numbers, recomputed from the members' files.
+"$PY" - <<'PY' || fail "report.csv disagrees with the members' eval.json"
+import csv, json, math, statistics
+rows = {r["member"]: r for r in csv.DictReader(open("sw/report.csv"))}
+assert set(rows) == {"attention", "short_conv"}, rows.keys()
+ppl = {g: [json.load(open(f"sw/{g}_seed{s}/eval.json"))["perplexity"] for s in (1, 2)] for g in rows}
+for g, r in rows.items():
+    assert r["model.mixer.kind"] == g and r["seeds"] == "2", r
+    assert math.isclose(float(r["val_ppl"]), statistics.mean(ppl[g]), rel_tol=1e-5), (g, r["val_ppl"], ppl[g])
+    assert math.isclose(float(r["val_ppl_std"]), statistics.stdev(ppl[g]), rel_tol=1e-4, abs_tol=1e-9), g
+change = 100 * (statistics.mean(ppl["short_conv"]) / statistics.mean(ppl["attention"]) - 1)
+assert math.isclose(float(rows["short_conv"]["val_ppl_change_pct"]), change, rel_tol=1e-3, abs_tol=1e-3), change
+assert float(rows["attention"]["rare_ppl"]) > 0 and float(rows["attention"]["val_ppl_change_pct"]) == 0
+PY
+# Nothing left to train: everything is skipped, and the report is the same.
+cp sw/report.csv first.csv
+"$EMBER" sweep s.yaml >again.out 2>&1 || fail "second sweep failed"
+[ "$(grep -c 'complete, skipped' again.out)" -eq 4 ] || { cat again.out >&2; fail "complete members were not skipped"; }
+diff -q first.csv sw/report.csv >/dev/null || fail "the report changed without training"
+# ember report on the same runs prints the same table.
+"$EMBER" report sw/attention_seed1 sw/attention_seed2 sw/short_conv_seed1 sw/short_conv_seed2 --baseline attention \
+  >report.md || fail "ember report failed"
+diff -q report.md sw/report.md >/dev/null || fail "ember report differs from the sweep's report.md"
+# Two at a time, each member's output in its log.
+sed -e 's/^out: sw/out: sw2/' -e 's/^seeds: .*/seeds: [7]/' -e 's/train.steps: 20/train.steps: 10/' s.yaml >s2.yaml
+"$EMBER" sweep s2.yaml --parallel 2 >par.out 2>&1 || { cat par.out >&2; fail "parallel sweep failed"; }
+[ -f sw2/logs/attention.log ] && [ -f sw2/logs/short_conv.log ] || fail "parallel members have no logs"
+[ -f sw2/attention/eval.json ] && [ -f sw2/short_conv/eval.json ] || fail "parallel members incomplete"
+grep -Eq "^ +threads: [1-9]" sw2/attention/config.yaml || fail "parallel members did not split the threads"
+# A Slurm array with one task per member.
+"$EMBER" sweep s.yaml --emit slurm --sbatch-option=--gres=gpu:1 >slurm.out || fail "--emit slurm failed"
+grep -q -- "#SBATCH --array=0-3" sw/sweep.sbatch || fail "sbatch array range wrong"
+grep -q -- "#SBATCH --gres=gpu:1" sw/sweep.sbatch || fail "sbatch option missing"
+grep -q 'sweep s.yaml --member "$SLURM_ARRAY_TASK_ID"' sw/sweep.sbatch || fail "sbatch does not run one member per task"
+# Bad sweeps fail with the key named, before anything is created.
+printf 'out: bad_out\nconfigs: [base.yaml]\ngrid: {model.d_modl: [32]}\n' >bad.yaml
+rc=0; "$EMBER" sweep bad.yaml >out.txt 2>err.txt || rc=$?
+[ "$rc" -ne 0 ] && grep -q "sweep member 'd_modl\|d_modl" err.txt || { cat err.txt >&2; fail "bad key not named"; }
+[ ! -e bad_out ] || fail "a bad sweep created its output directory"
+printf 'out: x\nseed: [1]\ngrid: {train.steps: [5]}\n' >typo.yaml
+expect_error "typo.yaml: seed: unknown key (did you mean 'seeds'?)" "$EMBER" sweep typo.yaml
+expect_error "--member 9 is out of range" "$EMBER" sweep s.yaml --member 9
+expect_error "not found" "$EMBER" sweep missing.yaml
+expect_error "report: --baseline 'lev' is none of the members" "$EMBER" report sw/attention_seed1 --baseline lev
+# Every sweep file shipped in sweeps/ reads and its members' configs resolve.
+for f in "$EMBER_SOURCE_DIR"/sweeps/*.yaml; do
+  (cd "$EMBER_SOURCE_DIR" && "$EMBER" sweep "$f" --dry-run >/dev/null) || fail "$f does not resolve"
+done
+echo "sweep and report OK"

@@ -1,0 +1,40 @@
+// ember report RUN...: the comparison table of finished runs (docs/experiments.md).
+#include <iostream>
+
+#include "cli/commands.h"
+#include "ember/experiment/run_report.h"
+
+namespace ember::cli {
+namespace {
+
+struct ReportArgs {
+  std::vector<std::string> runs;
+  std::string baseline;
+  std::string out;
+};
+
+void run_report(const ReportArgs& args) {
+  std::vector<RunResult> runs;
+  for (const auto& dir : args.runs) runs.push_back(read_run(dir));
+  const auto report = make_report(runs, args.baseline);
+  if (!args.out.empty()) write_report(report, runs, args.out);
+  std::cout << report_markdown(report);
+}
+
+}  // namespace
+
+void register_report(CLI::App& app) {
+  auto* cmd = app.add_subcommand("report", "Compare runs: a table of losses, perplexities and speed against a baseline");
+  cmd->footer(
+      "Examples:\n"
+      "  ember report runs/tied runs/lev --baseline tied\n"
+      "  ember report runs/sweep/*/ --out runs/sweep     # report.md, report.csv, loss curves\n"
+      "Runs whose names differ only by _seed<N> are pooled (mean and standard deviation).");
+  auto args = std::make_shared<ReportArgs>();
+  cmd->add_option("runs", args->runs, "Run directories")->required();
+  cmd->add_option("--baseline", args->baseline, "The member the others are compared with (default: the first)");
+  cmd->add_option("--out", args->out, "Also write report.md, report.csv and loss-curve PNGs there");
+  cmd->callback([args] { run_report(*args); });
+}
+
+}  // namespace ember::cli
