@@ -9,6 +9,8 @@
 #include "ember/data/token_counts.h"
 #include "ember/eval/frequency_buckets.h"
 #include "ember/eval/perplexity.h"
+#include "ember/eval/task_scoring.h"
+#include "ember/data/text_encoder.h"
 #include "ember/util/error.h"
 
 namespace ember::cli {
@@ -23,7 +25,36 @@ struct EvalArgs {
   std::string precision;  // "": the run's train.precision
   bool buckets = false;
   std::vector<double> edges = default_bucket_edges();
+  std::vector<std::string> task;  // {kind, file}
+  int64_t limit = 0;
 };
+
+// --task choice|lambada FILE: the task's accuracy instead of perplexity.
+void run_task(const EvalArgs& args, LoadedModel& loaded, const at::Device& device) {
+  const auto& data = loaded.config.data;
+  const TextEncoder encoder = dataset_encoder(data.train.empty() ? data.val : data.train, "the run's data");
+  const std::string &kind = args.task[0], &file = args.task[1];
+  auto cap = [&](auto items) {
+    if (args.limit > 0 && static_cast<int64_t>(items.size()) > args.limit) items.resize(static_cast<size_t>(args.limit));
+    return items;
+  };
+  nlohmann::json j = {{"checkpoint", loaded.checkpoint_dir.string()}, {"step", loaded.step}, {"task", kind},
+                      {"file", file}};
+  if (kind == "choice") {
+    const auto tally = score_choice_task(*loaded.model, encoder, cap(read_choice_items(file)), device);
+    j.update({{"items", tally.items}, {"accuracy", tally.accuracy()}, {"accuracy_norm", tally.accuracy_norm()}});
+    if (!args.json)
+      std::cout << fmt::format("{}: accuracy {:.4f}, length-normalised accuracy {:.4f} over {} items\n", file,
+                               tally.accuracy(), tally.accuracy_norm(), tally.items);
+  } else {
+    const auto tally = score_lambada_task(*loaded.model, encoder, cap(read_lambada_items(file)), device);
+    j.update({{"items", tally.items}, {"accuracy", tally.accuracy()}, {"perplexity", tally.perplexity()}});
+    if (!args.json)
+      std::cout << fmt::format("{}: last-word accuracy {:.4f} over {} items, target-word perplexity {:.3f}\n", file,
+                               tally.accuracy(), tally.items, tally.perplexity());
+  }
+  if (args.json) std::cout << j.dump() << "\n";
+}
 
 std::string frequency_range(const FrequencyBucket& b) {
   if (b.lo == 0) return fmt::format("< {:g}", b.hi);
@@ -52,8 +83,15 @@ void print_buckets(const std::vector<FrequencyBucket>& buckets) {
 
 void run_eval(const EvalArgs& args) {
   if (args.buckets) check_bucket_edges(args.edges);
+  if (!args.task.empty() && args.task[0] != "choice" && args.task[0] != "lambada")
+    throw UsageError("eval: --task '" + args.task[0] + "' is unknown (tasks: choice FILE.jsonl, lambada FILE)");
   auto loaded = load_trained_model(args.path);
   const auto& cfg = loaded.config;
+  if (!args.task.empty()) {
+    const at::Device device(resolve_device(args.device, "--device"));
+    loaded.model->to(device);
+    return run_task(args, loaded, device);
+  }
   const auto specs = args.data.empty() ? cfg.data.val : args.data;
   if (specs.empty()) throw UsageError("eval: the run has no data.val; pass --data SHARDS");
   LoaderOptions o;
@@ -99,7 +137,9 @@ void register_eval(CLI::App& app) {
       "Examples:\n"
       "  ember eval runs/tiny                      # newest valid checkpoint, the run's data.val\n"
       "  ember eval runs/tiny/checkpoints/step_200 --data data/other/val_*.bin --batches 0 --json\n"
-      "  ember eval runs/tiny --buckets --batches 0            # by token frequency, as the Leviathan paper");
+      "  ember eval runs/tiny --buckets --batches 0            # by token frequency, as the Leviathan paper\n"
+      "  ember eval runs/tiny --task choice hellaswag_val.jsonl  # {context, endings, label} per line\n"
+      "  ember eval runs/tiny --task lambada lambada_test.jsonl  # {text} per line: last-word accuracy");
   auto args = std::make_shared<EvalArgs>();
   cmd->add_option("path", args->path, "Run directory or checkpoint directory")->required();
   cmd->add_option("--data", args->data, "Shard files, directories or globs (default: the run's data.val)");
@@ -111,6 +151,10 @@ void register_eval(CLI::App& app) {
                 "Loss and perplexity by the target token's frequency in the training data (Leviathan buckets)");
   cmd->add_option("--bucket-edges", args->edges, "Relative frequencies between buckets (default 1e-7,1e-6,1e-5,1e-4)")
       ->delimiter(',');
+  cmd->add_option("--task", args->task,
+                  "A zero-shot task instead of perplexity: 'choice FILE' (multiple choice JSONL) or 'lambada FILE'")
+      ->expected(2);
+  cmd->add_option("--limit", args->limit, "Score only the first N items of --task (0: all)")->check(CLI::NonNegativeNumber);
   cmd->add_option("--precision", args->precision, "fp32 or bf16 (autocast; default: the run's train.precision)")
       ->check(CLI::IsMember({"fp32", "bf16"}));
   cmd->callback([args] { run_eval(*args); });
