@@ -53,6 +53,15 @@ std::vector<ContinuationScore> score_continuations(LanguageModel& model, const s
                                                    const std::vector<std::vector<uint32_t>>& continuations,
                                                    at::Device device) {
   if (context.empty()) throw UsageError("a task item's context has no tokens");
+  const int64_t vocab = model.config().vocab_size;
+  auto check_ids = [vocab](const std::vector<uint32_t>& ids) {
+    for (uint32_t id : ids)
+      if (id >= vocab)
+        throw UsageError("a task's text encodes to token id " + std::to_string(id) + ", outside the model's vocabulary of " +
+                         std::to_string(vocab) + " (was the run trained on text with this tokenizer?)");
+  };
+  check_ids(context);
+  for (const auto& cont : continuations) check_ids(cont);
   const int64_t limit = model.config().max_seq_len + 1;  // tokens: inputs are all but the last
   std::vector<std::vector<int64_t>> seqs;
   int64_t longest = 0;

@@ -118,6 +118,11 @@ RunResult read_run(const fs::path& dir) {
     const auto ev = nlohmann::json::parse(read_text_file(dir / "eval.json"));
     r.val_loss = ev.at("loss").get<double>(), r.val_ppl = ev.at("perplexity").get<double>();
     if (ev.contains("buckets")) read_buckets(ev.at("buckets"), r);
+    if (ev.contains("tasks"))
+      for (const auto& [name, t] : ev.at("tasks").items()) {
+        r.tasks[name + " acc"] = t.at("accuracy").get<double>();
+        if (t.contains("accuracy_norm")) r.tasks[name + " acc_norm"] = t.at("accuracy_norm").get<double>();
+      }
   }
   return r;
 }
@@ -155,12 +160,18 @@ Report make_report(const std::vector<RunResult>& runs, const std::string& baseli
     row.val_ppl = pooled(g, [](const RunResult& r) { return r.val_ppl; });
     row.tokens_per_s = pooled(g, [](const RunResult& r) { return r.tokens_per_s; });
     row.has_buckets = std::all_of(g.begin(), g.end(), [](const RunResult* r) { return r->rare_ppl >= 0; });
+    for (const auto& [task, value] : g.front()->tasks)
+      if (std::all_of(g.begin(), g.end(), [&](const RunResult* r) { return r->tasks.count(task) > 0; }))
+        row.tasks[task] = pooled(g, [&](const RunResult& r) { return r.tasks.at(task); });
     if (row.has_buckets) {
       row.rare_ppl = pooled(g, [](const RunResult& r) { return r.rare_ppl; });
       row.frequent_ppl = pooled(g, [](const RunResult& r) { return r.frequent_ppl; });
     }
     report.rows.push_back(std::move(row));
   }
+  for (const auto& [task, stat] : report.rows.front().tasks)
+    if (std::all_of(report.rows.begin(), report.rows.end(), [&](const ReportRow& r) { return r.tasks.count(task) > 0; }))
+      report.tasks.push_back(task);
   const auto& base = *std::find_if(report.rows.begin(), report.rows.end(),
                                    [&](const ReportRow& r) { return r.member == report.baseline; });
   for (auto& row : report.rows) {
@@ -180,8 +191,9 @@ std::string report_markdown(const Report& report) {
   for (const auto& key : report.varied) md << " " << key << " |";
   md << " seeds | params | tokens | train loss | val loss | val ppl | val ppl vs baseline |";
   if (buckets) md << " rare-bucket ppl | rare vs baseline | frequent-bucket ppl |";
+  for (const auto& task : report.tasks) md << " " << task << " |";
   md << " tokens/s |\n|---|";
-  for (size_t i = 0; i < report.varied.size() + 8 + (buckets ? 3 : 0); ++i) md << "---|";
+  for (size_t i = 0; i < report.varied.size() + 8 + (buckets ? 3 : 0) + report.tasks.size(); ++i) md << "---|";
   md << "\n";
   for (const auto& r : report.rows) {
     const size_t n = r.runs.size();
@@ -193,6 +205,7 @@ std::string report_markdown(const Report& report) {
     if (buckets)
       md << fmt::format(" {} | {} | {} |", shown(r.rare_ppl, "{:.3f}", n), percent(r.rare_ppl_change),
                         shown(r.frequent_ppl, "{:.3f}", n));
+    for (const auto& task : report.tasks) md << " " << shown(r.tasks.at(task), "{:.4f}", n) << " |";
     md << fmt::format(" {:.0f} |\n", r.tokens_per_s.mean);
   }
   md << "\n";
@@ -216,18 +229,22 @@ std::string report_csv(const Report& report) {
   csv << "member";
   for (const auto& key : report.varied) csv << "," << quote(key);
   csv << ",seeds,params,tokens,train_loss,train_loss_std,val_loss,val_loss_std,val_ppl,val_ppl_std,"
-         "val_ppl_change_pct,rare_ppl,rare_ppl_std,rare_ppl_change_pct,frequent_ppl,tokens_per_s,runs\n";
+         "val_ppl_change_pct,rare_ppl,rare_ppl_std,rare_ppl_change_pct,frequent_ppl,tokens_per_s";
+  for (const auto& task : report.tasks) csv << "," << quote(task) << "," << quote(task + " std");
+  csv << ",runs\n";
   for (const auto& r : report.rows) {
     csv << quote(r.member);
     for (const auto& key : report.varied) csv << "," << quote(r.settings.at(key));
     std::vector<std::string> dirs;
     for (const auto& d : r.runs) dirs.push_back(d.string());
     auto bucket = [&](double v) { return r.has_buckets ? fmt::format("{:.6g}", v) : std::string(); };
-    csv << fmt::format(",{},{:.0f},{:.0f},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.4g},{},{},{},{},{:.6g},{}\n",
+    csv << fmt::format(",{},{:.0f},{:.0f},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.4g},{},{},{},{},{:.6g}",
                        r.runs.size(), r.params.mean, r.tokens.mean, r.train_loss.mean, r.train_loss.std,
                        r.val_loss.mean, r.val_loss.std, r.val_ppl.mean, r.val_ppl.std, r.val_ppl_change,
                        bucket(r.rare_ppl.mean), bucket(r.rare_ppl.std), bucket(r.rare_ppl_change),
-                       bucket(r.frequent_ppl.mean), r.tokens_per_s.mean, quote(fmt::format("{}", fmt::join(dirs, ";"))));
+                       bucket(r.frequent_ppl.mean), r.tokens_per_s.mean);
+    for (const auto& task : report.tasks) csv << fmt::format(",{:.6g},{:.6g}", r.tasks.at(task).mean, r.tasks.at(task).std);
+    csv << "," << quote(fmt::format("{}", fmt::join(dirs, ";"))) << "\n";
   }
   return csv.str();
 }

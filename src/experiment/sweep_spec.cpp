@@ -93,6 +93,23 @@ void read_members(const SweepReader& r, const YAML::Node& members, SweepSpec& sp
   }
 }
 
+void read_tasks(const SweepReader& r, const YAML::Node& tasks, SweepSpec& spec) {
+  if (!tasks.IsSequence()) r.fail("tasks", "expected a list of {name, kind, file, limit}");
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    const auto& t = tasks[i];
+    const std::string where = "tasks[" + std::to_string(i) + "]";
+    if (!t.IsMap() || !t["name"] || !t["kind"] || !t["file"]) r.fail(where, "expected a map with name, kind and file");
+    r.only(t, where + ".", {"name", "kind", "file", "limit"});
+    SweepSpec::Task task{r.scalar(t["name"], where + ".name"), r.scalar(t["kind"], where + ".kind"),
+                         r.scalar(t["file"], where + ".file"), 0};
+    if (task.kind != "choice" && task.kind != "lambada")
+      r.fail(where + ".kind", "unknown task kind '" + task.kind + "' (kinds: choice, lambada)");
+    if (!std::filesystem::is_regular_file(task.file)) r.fail(where + ".file", "'" + task.file + "' not found");
+    if (t["limit"]) task.limit = std::stoll(r.scalar(t["limit"], where + ".limit"));
+    spec.tasks.push_back(std::move(task));
+  }
+}
+
 }  // namespace
 
 SweepSpec load_sweep(const std::string& path) {
@@ -105,7 +122,7 @@ SweepSpec load_sweep(const std::string& path) {
   }
   SweepReader r(path);
   if (!root.IsMap()) r.fail("(top level)", "expected a map");
-  r.only(root, "", {"out", "configs", "set", "grid", "members", "seeds", "baseline", "evals", "eval_batches"});
+  r.only(root, "", {"out", "configs", "set", "grid", "members", "seeds", "baseline", "evals", "eval_batches", "tasks"});
   SweepSpec spec;
   spec.file = path;
   if (!root["out"]) r.fail("out", "missing: the directory the members' runs go under");
@@ -128,6 +145,7 @@ SweepSpec load_sweep(const std::string& path) {
       else if (e != "perplexity") r.fail("evals", "unknown evaluation '" + e + "' (evaluations: perplexity, buckets)");
     }
   if (root["eval_batches"]) spec.eval_batches = std::stoll(r.scalar(root["eval_batches"], "eval_batches"));
+  if (root["tasks"]) read_tasks(r, root["tasks"], spec);
   return spec;
 }
 

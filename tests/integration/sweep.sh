@@ -61,10 +61,22 @@ diff -q first.csv sw/report.csv >/dev/null || fail "the report changed without t
   >report.md || fail "ember report failed"
 diff -q report.md sw/report.md >/dev/null || fail "ember report differs from the sweep's report.md"
 # Two at a time, each member's output in its log.
+# (with a multiple-choice task whose bytes lie inside the synthetic vocabulary of 64)
+printf '%s\n' '{"context": "0123", "endings": ["45", "9"], "label": 0}' '{"context": "5", "endings": ["6", "7"], "label": 1}' >mc.jsonl
 sed -e 's/^out: sw/out: sw2/' -e 's/^seeds: .*/seeds: [7]/' -e 's/train.steps: 20/train.steps: 10/' s.yaml >s2.yaml
+echo 'tasks: [{name: digits, kind: choice, file: mc.jsonl}]' >>s2.yaml
+echo '{"tokenizer": "bytes"}' >data/manifest.json  # tasks read text with the data's tokenizer
 "$EMBER" sweep s2.yaml --parallel 2 >par.out 2>&1 || { cat par.out >&2; fail "parallel sweep failed"; }
 [ -f sw2/logs/attention.log ] && [ -f sw2/logs/short_conv.log ] || fail "parallel members have no logs"
 [ -f sw2/attention/eval.json ] && [ -f sw2/short_conv/eval.json ] || fail "parallel members incomplete"
+"$PY" - <<'PY' || fail "the task's accuracy is not in eval.json and the report"
+import csv, json
+rows = {r["member"]: r for r in csv.DictReader(open("sw2/report.csv"))}
+for m in ("attention", "short_conv"):
+    t = json.load(open(f"sw2/{m}/eval.json"))["tasks"]["digits"]
+    assert t["items"] == 2 and t["task"] == "choice", t
+    assert abs(float(rows[m]["digits acc"]) - t["accuracy"]) < 1e-9 and abs(float(rows[m]["digits acc_norm"]) - t["accuracy_norm"]) < 1e-9
+PY
 grep -Eq "^ +threads: [1-9]" sw2/attention/config.yaml || fail "parallel members did not split the threads"
 # A Slurm array with one task per member.
 "$EMBER" sweep s.yaml --emit slurm --sbatch-option=--gres=gpu:1 >slurm.out || fail "--emit slurm failed"

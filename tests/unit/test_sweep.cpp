@@ -71,6 +71,10 @@ TEST(Sweep, BadFilesAreErrorsNamingTheFileAndKey) {
   expect("e.yaml", "out: x\ngrid: {model.d_model: [64]}\nbaseline: 128\n", "baseline: no member named '128'");
   expect("f.yaml", "grid: {model.d_model: [64]}\n", "f.yaml: out: missing");
   expect("g.yaml", "out: x\ngrid: {model.d_model: [64]}\nevals: [lambada]\n", "unknown evaluation 'lambada'");
+  expect("h.yaml", "out: x\ngrid: {model.d_model: [64]}\ntasks: [{name: t, kind: quiz, file: h.yaml}]\n",
+         "h.yaml: tasks[0].kind: unknown task kind 'quiz'");
+  expect("i.yaml", "out: x\ngrid: {model.d_model: [64]}\ntasks: [{name: t, kind: choice, file: nowhere.jsonl}]\n",
+         "i.yaml: tasks[0].file: 'nowhere.jsonl' not found");
   EXPECT_NE(error_of((dir / "missing.yaml").string()).find("not found"), std::string::npos);
 }
 
@@ -91,7 +95,7 @@ namespace {
 // A finished run directory with the given numbers: its resolved config, two training records and
 // a full evaluation (with two frequency buckets).
 void write_run(const std::filesystem::path& dir, const std::string& mixer, double train_loss, double val_loss,
-               double rare_ppl, double rate) {
+               double rare_ppl, double rate, double task_accuracy) {
   std::filesystem::create_directories(dir);
   write_text(dir, "config.yaml", ember::to_yaml(ember::load_config({}, {"model.mixer.kind=" + mixer, "train.seed=3"})));
   write_text(dir, "metrics.jsonl",
@@ -101,16 +105,17 @@ void write_run(const std::filesystem::path& dir, const std::string& mixer, doubl
   write_text(dir, "eval.json",
              "{\"loss\":" + std::to_string(val_loss) + ",\"perplexity\":" + std::to_string(std::exp(val_loss)) +
                  ",\"tokens\":100,\"buckets\":[{\"tokens\":0,\"perplexity\":1.0},{\"tokens\":40,\"perplexity\":" +
-                 std::to_string(rare_ppl) + "},{\"tokens\":60,\"perplexity\":2.0}]}");
+                 std::to_string(rare_ppl) + "},{\"tokens\":60,\"perplexity\":2.0}],\"tasks\":{\"hs\":{\"accuracy\":" +
+                 std::to_string(task_accuracy) + ",\"accuracy_norm\":0.25}}}");
 }
 
 }  // namespace
 
 TEST(Report, SeedsArePooledAndChangesAreAgainstTheBaselineMean) {
   const auto dir = scratch_dir("report", "pool");
-  write_run(dir / "attention_seed1", "attention", 2.0, 1.0, 10.0, 100);
-  write_run(dir / "attention_seed2", "attention", 2.2, 1.2, 14.0, 300);
-  write_run(dir / "titans", "titans", 1.5, 0.9, 9.0, 50);
+  write_run(dir / "attention_seed1", "attention", 2.0, 1.0, 10.0, 100, 0.5);
+  write_run(dir / "attention_seed2", "attention", 2.2, 1.2, 14.0, 300, 0.7);
+  write_run(dir / "titans", "titans", 1.5, 0.9, 9.0, 50, 0.9);
   std::vector<ember::RunResult> runs;
   for (const char* name : {"attention_seed1", "attention_seed2", "titans"}) runs.push_back(ember::read_run(dir / name));
   EXPECT_EQ(runs[0].rare_ppl, 10.0);  // the empty bucket is skipped
@@ -130,11 +135,17 @@ TEST(Report, SeedsArePooledAndChangesAreAgainstTheBaselineMean) {
   EXPECT_NEAR(titans.val_ppl_change, 100 * (std::exp(0.9) / base.val_ppl.mean - 1), 1e-3);
   EXPECT_NEAR(titans.rare_ppl_change, 100 * (9.0 / 12.0 - 1), 1e-9);
   EXPECT_EQ(base.val_ppl_change, 0.0);
+  EXPECT_EQ(report.tasks, (std::vector<std::string>{"hs acc", "hs acc_norm"}));
+  EXPECT_NEAR(base.tasks.at("hs acc").mean, 0.6, 1e-12);
+  EXPECT_NEAR(base.tasks.at("hs acc").std, std::sqrt(0.02), 1e-12);
+  EXPECT_NEAR(titans.tasks.at("hs acc_norm").mean, 0.25, 1e-12);
   const auto md = ember::report_markdown(report);
   EXPECT_NE(md.find("- titans vs attention: -"), std::string::npos) << md;
   EXPECT_NE(md.find("| attention | attention | 2 |"), std::string::npos) << md;
   const auto csv = ember::report_csv(report);
   EXPECT_NE(csv.find("member,model.mixer.kind,seeds,params"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",hs acc,hs acc std,hs acc_norm,hs acc_norm std,runs"), std::string::npos) << csv;
+  EXPECT_NE(md.find("| 0.6000 ± 0.1414 |"), std::string::npos) << md;
   EXPECT_THROW(ember::make_report(runs, "lev"), ember::UsageError);
   EXPECT_THROW(ember::read_run(dir / "none"), ember::UsageError);
 }

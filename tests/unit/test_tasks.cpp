@@ -68,6 +68,8 @@ TEST(Tasks, ContinuationScoresEqualAnIndependentComputation) {
   seq.push_back(5), seq.push_back(6);
   EXPECT_NEAR(cut.logprob, reference(m, seq, 2).first, 1e-10);
   EXPECT_NE(error_of([&] { ember::score_continuations(m, {}, {{1}}, torch::kCPU); }).find("no tokens"), std::string::npos);
+  EXPECT_NE(error_of([&] { ember::score_continuations(m, {1}, {{30}}, torch::kCPU); }).find("token id 30, outside"),
+            std::string::npos);
 }
 
 TEST(Tasks, GreedyIsTheArgmaxAtEveryContinuationToken) {

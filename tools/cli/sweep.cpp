@@ -75,7 +75,18 @@ class SweepRunner {
     const auto tmp = dir / "eval.json.tmp";
     const int erc = run_child(eval, log, tmp.string());
     if (erc != 0) return say(m, fmt::format("evaluation failed (exit {})", erc)), Outcome::failed;
-    fs::rename(tmp, dir / "eval.json");
+    auto results = nlohmann::json::parse(read_text_file(tmp));
+    for (const auto& task : spec_.tasks) {
+      const auto out = dir / ("task_" + task.name + ".json");
+      const int trc = run_child({self_executable(), "eval", dir.string(), "--task", task.kind, task.file, "--json",
+                                 "--limit", std::to_string(task.limit)},
+                                log, out.string());
+      if (trc != 0) return say(m, fmt::format("task {} failed (exit {})", task.name, trc)), Outcome::failed;
+      results["tasks"][task.name] = nlohmann::json::parse(read_text_file(out));
+      fs::remove(out);
+    }
+    write_file_atomic(dir / "eval.json", results.dump());  // last: its presence marks the member complete
+    fs::remove(tmp);
     say(m, "complete");
     return Outcome::done;
   }

@@ -18,6 +18,7 @@ struct RunResult {
   double params = 0, steps = 0, tokens = 0;
   double train_loss = 0, val_loss = 0, val_ppl = 0, tokens_per_s = 0;
   double rare_ppl = -1, frequent_ppl = -1;  // least / most frequent bucket with tokens; -1: not evaluated
+  std::map<std::string, double> tasks;      // "<task> acc" (and "<task> acc_norm" for choice) -> value
   std::vector<std::pair<double, double>> val_curve, train_curve;  // (tokens, loss)
 };
 
@@ -35,12 +36,14 @@ struct ReportRow {
   std::map<std::string, std::string> settings;  // only the keys in which members differ
   Stat params, tokens, train_loss, val_loss, val_ppl, rare_ppl, frequent_ppl, tokens_per_s;
   bool has_buckets = false;
+  std::map<std::string, Stat> tasks;  // the tasks every run of the member has
   double val_ppl_change = 0, rare_ppl_change = 0;  // percent relative to the baseline's mean
 };
 
 struct Report {
   std::string baseline;
   std::vector<std::string> varied;  // the settings that differ between members, in key order
+  std::vector<std::string> tasks;   // task columns every member has
   std::vector<ReportRow> rows;      // in the order the runs were given
 };
 

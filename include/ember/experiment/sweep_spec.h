@@ -31,6 +31,11 @@ struct SweepSpec {
   std::string baseline;        // a member (group) name; empty: the first
   bool buckets = false;        // evals: [perplexity, buckets]
   int64_t eval_batches = 0;    // 0: the whole validation set
+  struct Task {
+    std::string name, kind, file;  // kind: choice | lambada (ember eval --task)
+    int64_t limit = 0;             // items scored (0: all)
+  };
+  std::vector<Task> tasks;  // zero-shot tasks after training, reported by name
 };
 
 // Reads and checks a sweep file; a ConfigError names the file and the key.
