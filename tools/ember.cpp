@@ -27,6 +27,8 @@ int main(int argc, char** argv) {
   ember::cli::register_launch(app);
   ember::cli::register_sweep(app);
   ember::cli::register_report(app);
+  ember::cli::register_export(app);
+  ember::cli::register_import(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -8,13 +8,16 @@
 namespace ember {
 
 nlohmann::json TrainState::to_json() const {
-  return {{"step", step},
-          {"tokens_seen", tokens_seen},
-          {"skipped_steps", skipped_steps},
-          {"config_hash", config_hash},
-          {"model_hash", model_hash},
-          {"elapsed_s", elapsed_s},
-          {"world", world}};
+  nlohmann::json j = {{"step", step},
+                      {"tokens_seen", tokens_seen},
+                      {"skipped_steps", skipped_steps},
+                      {"config_hash", config_hash},
+                      {"model_hash", model_hash},
+                      {"elapsed_s", elapsed_s},
+                      {"world", world}};
+  if (!origin.empty()) j["origin"] = origin;
+  if (weights_only) j["weights_only"] = true;
+  return j;
 }
 
 TrainState TrainState::from_json(const nlohmann::json& j, const std::string& where) {
@@ -27,6 +30,8 @@ TrainState TrainState::from_json(const nlohmann::json& j, const std::string& whe
     s.model_hash = j.at("model_hash").get<std::string>();
     s.elapsed_s = j.value("elapsed_s", 0.0);
     s.world = j.value("world", int64_t{1});
+    s.origin = j.value("origin", std::string());
+    s.weights_only = j.value("weights_only", false);
     return s;
   } catch (const nlohmann::json::exception& e) {
     throw CheckpointError(where + ": the train state in state.json lacks a field: " + e.what());

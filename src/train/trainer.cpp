@@ -319,6 +319,14 @@ void Trainer::resume() {
     log::warn("--resume: no complete checkpoint in '{}', starting from step 0", run_dir_.string());
     return;
   }
+  if (ckpt->components.count("train") && TrainState::from_json(ckpt->component("train").json, ckpt->where()).weights_only) {
+    // Imported weights (ember import): the model alone; AdamW, the data order and the RNG start afresh.
+    restore_components(*ckpt, {{"train", &state_}, {"model", model_state_.get()}});
+    state_.weights_only = false;
+    log::info("starting from the weights of {} ({}): new optimizer state, data from the start",
+              ckpt->dir.string(), state_.origin.empty() ? "no origin recorded" : state_.origin);
+    return;
+  }
   restore_components(*ckpt, components());  // every rank reads the same checkpoint
   restore_optimizer(*ckpt);
   if (metrics_) metrics_->truncate_after(state_.step);

@@ -39,4 +39,25 @@ void write_file_atomic(const fs::path& path, const std::string& contents) {
   fsync_path(path.has_parent_path() ? path.parent_path() : fs::path("."));
 }
 
+StagedDirectory::StagedDirectory(fs::path target, const std::string& what) : target_(std::move(target)) {
+  if (fs::exists(target_) && !(fs::is_directory(target_) && fs::is_empty(target_)))
+    throw UsageError(what + ": '" + target_.string() + "' exists and is not empty");
+  const fs::path parent = target_.has_parent_path() ? target_.parent_path() : fs::path(".");
+  staging_ = parent / ("." + target_.filename().string() + ".partial");
+  fs::remove_all(staging_);  // left by a crashed earlier attempt
+  fs::create_directories(staging_);
+}
+
+StagedDirectory::~StagedDirectory() {
+  std::error_code ignored;
+  if (!published_) fs::remove_all(staging_, ignored);
+}
+
+void StagedDirectory::publish() {
+  if (fs::exists(target_)) fs::remove(target_);  // empty, checked at the start
+  fs::rename(staging_, target_);
+  fsync_path(target_.has_parent_path() ? target_.parent_path() : fs::path("."));
+  published_ = true;
+}
+
 }  // namespace ember

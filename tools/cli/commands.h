@@ -31,6 +31,8 @@ void register_capacity(CLI::App& app);
 void register_launch(CLI::App& app);
 void register_sweep(CLI::App& app);
 void register_report(CLI::App& app);
+void register_export(CLI::App& app);  // ember export hf
+void register_import(CLI::App& app);  // ember import hf
 
 // `ember capacity simulate` and `ember capacity fit`, registered under `capacity`.
 void add_capacity_simulate(CLI::App& capacity);

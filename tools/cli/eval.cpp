@@ -10,6 +10,7 @@
 #include "ember/eval/frequency_buckets.h"
 #include "ember/eval/perplexity.h"
 #include "ember/eval/task_scoring.h"
+#include "ember/io/safetensors.h"
 #include "ember/data/text_encoder.h"
 #include "ember/util/error.h"
 
@@ -27,7 +28,21 @@ struct EvalArgs {
   std::vector<double> edges = default_bucket_edges();
   std::vector<std::string> task;  // {kind, file}
   int64_t limit = 0;
+  std::string logits;  // write the first batch's inputs and logits here
 };
+
+// --logits FILE: the first evaluation batch's inputs and targets [B, T] and fp32 logits [B, T, V] as a
+// safetensors file, for comparing with another implementation.
+void write_first_batch_logits(LanguageModel& model, BatchLoader& loader, const at::Device& device,
+                              const std::string& file) {
+  for_each_eval_batch(loader, 1, device, [&](const at::Tensor& x, const at::Tensor& y) {
+    save_safetensors(file,
+                     {{"inputs", x.cpu().contiguous()},
+                      {"targets", y.cpu().contiguous()},
+                      {"logits", model.forward(x).to(at::kFloat).cpu().contiguous()}},
+                     {{"format", "pt"}});
+  });
+}
 
 // --task choice|lambada FILE: the task's accuracy instead of perplexity.
 void run_task(const EvalArgs& args, LoadedModel& loaded, const at::Device& device) {
@@ -103,6 +118,7 @@ void run_eval(const EvalArgs& args) {
   const at::Device device(resolve_device(args.device, "--device"));
   loaded.model->to(device);
   const bool bf16 = args.precision.empty() ? cfg.train.precision == Precision::bf16 : args.precision == "bf16";
+  if (!args.logits.empty()) write_first_batch_logits(*loaded.model, *loader, device, args.logits);
   BucketedEval result;
   if (args.buckets) {
     if (cfg.data.train.empty()) throw UsageError("eval --buckets: the run has no data.train to count frequencies in");
@@ -154,6 +170,8 @@ void register_eval(CLI::App& app) {
   cmd->add_option("--task", args->task,
                   "A zero-shot task instead of perplexity: 'choice FILE' (multiple choice JSONL) or 'lambada FILE'")
       ->expected(2);
+  cmd->add_option("--logits", args->logits,
+                  "Also write the first batch's inputs and fp32 logits to this .safetensors file (for parity checks)");
   cmd->add_option("--limit", args->limit, "Score only the first N items of --task (0: all)")->check(CLI::NonNegativeNumber);
   cmd->add_option("--precision", args->precision, "fp32 or bf16 (autocast; default: the run's train.precision)")
       ->check(CLI::IsMember({"fp32", "bf16"}));

@@ -1,4 +1,5 @@
-// `ember tokenizer encode|decode|train`: thin wrappers over the BPE engine and trainer.
+// `ember tokenizer encode|decode|train|hf`: thin wrappers over the BPE engine, its trainer and the
+// Hugging Face tokenizer.json writer.
 #include <algorithm>
 #include <cctype>
 #include <chrono>
@@ -9,9 +10,11 @@
 #include "cli/commands.h"
 #include "ember/data/bpe_trainer.h"
 #include "ember/data/corpus_presets.h"
+#include "ember/data/hf_tokenizer.h"
 #include "ember/data/tokenizer.h"
 #include "ember/data/tokenizer_presets.h"
 #include "ember/util/error.h"
+#include "ember/util/files.h"
 
 namespace ember::cli {
 namespace {
@@ -132,13 +135,41 @@ void register_train_cmd(CLI::App& tok) {
   });
 }
 
+void register_hf_cmd(CLI::App& tok) {
+  auto args = std::make_shared<TokenizerArgs>();
+  auto bytes = std::make_shared<bool>(false);
+  auto out = std::make_shared<std::string>();
+  auto max_length = std::make_shared<int64_t>(2048);
+  auto* hf = tok.add_subcommand("hf", "Write a tokenizer as Hugging Face files (tokenizer.json, tokenizer_config.json)");
+  add_tokenizer_choice(*hf, *args);
+  hf->add_flag("--bytes", *bytes, "Byte-level ids (id = byte), as `ember prepare bytes` data uses");
+  hf->add_option("--out", *out, "Directory to write into (created if absent)")->required();
+  hf->add_option("--max-length", *max_length, "model_max_length in tokenizer_config.json")->check(CLI::PositiveNumber);
+  hf->footer(
+      "Examples:\n  ember tokenizer hf --preset cl100k_base --out hf/cl100k\n"
+      "  ember tokenizer hf --file tok/pydoc8k.tiktoken --out exports/tiny\n"
+      "The files encode text to the same ids as ember (and tiktoken). `ember export hf` writes them too.");
+  hf->callback([args, bytes, out, max_length] {
+    if (*bytes && !(args->preset.empty() && args->file.empty()))
+      throw UsageError("tokenizer hf: --bytes excludes --preset and --file");
+    const TextEncoder encoder =
+        *bytes ? TextEncoder::bytes() : TextEncoder(std::make_shared<const Tokenizer>(open_tokenizer(*args)));
+    std::filesystem::create_directories(*out);
+    write_file_atomic(std::filesystem::path(*out) / "tokenizer.json", hf_tokenizer_json(encoder).dump() + "\n");
+    write_file_atomic(std::filesystem::path(*out) / "tokenizer_config.json",
+                      hf_tokenizer_config(encoder, *max_length).dump(2) + "\n");
+    std::cout << fmt::format("wrote {}/tokenizer.json ({}, {} ids)\n", *out, encoder.name(), encoder.vocab_size());
+  });
+}
+
 }  // namespace
 
 void register_tokenizer(CLI::App& app) {
-  auto* tok = app.add_subcommand("tokenizer", "Encode, decode and train byte-level BPE tokenizers");
+  auto* tok = app.add_subcommand("tokenizer", "Encode, decode, train and export byte-level BPE tokenizers");
   tok->require_subcommand(1);
   register_encode_decode(*tok);
   register_train_cmd(*tok);
+  register_hf_cmd(*tok);
 }
 
 }  // namespace ember::cli

@@ -17,6 +17,12 @@ struct TrainState final : Stateful {
   double elapsed_s = 0.0;
   int64_t world = 1;  // ranks that trained the latest steps (data parallel: any world may resume)
   int64_t saved_world = 1;  // after load_state: the world of the checkpoint
+  // Where the weights came from when the run did not start from its own initialisation (e.g.
+  // "ember import hf DIR"); kept across checkpoints.
+  std::string origin;
+  // A checkpoint of weights alone (written by `ember import`): resume starts the optimizer, the data
+  // order and the generator afresh.
+  bool weights_only = false;
 
   nlohmann::json to_json() const;
   static TrainState from_json(const nlohmann::json& j, const std::string& where);

@@ -25,6 +25,7 @@ class TextEncoder {
   bool document_separator(uint32_t& id) const;
   std::string name() const;
   int64_t vocab_size() const;
+  const Tokenizer* bpe() const { return bpe_.get(); }  // null: byte-level
 
  private:
   TextEncoder() = default;

@@ -12,4 +12,21 @@ std::string read_text_file(const fs::path& path);
 void write_file_atomic(const fs::path& path, const std::string& contents);
 void fsync_path(const fs::path& path);  // a file or a directory
 
+// A directory written whole or not at all: files go to a staging directory beside `target`
+// (.<name>.partial), publish() renames it into place; destroyed unpublished, it removes the staging
+// directory. An existing target that is not an empty directory is a UsageError naming `what`.
+class StagedDirectory {
+ public:
+  StagedDirectory(fs::path target, const std::string& what);
+  ~StagedDirectory();
+  StagedDirectory(const StagedDirectory&) = delete;
+  StagedDirectory& operator=(const StagedDirectory&) = delete;
+  const fs::path& path() const { return staging_; }
+  void publish();
+
+ private:
+  fs::path target_, staging_;
+  bool published_ = false;
+};
+
 }  // namespace ember

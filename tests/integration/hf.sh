@@ -1,0 +1,157 @@
+# ember export hf / ember import hf / ember tokenizer hf against the `transformers`, `tokenizers` and
+# `tiktoken` packages of the venv (independent implementations):
+# - a trained tiny run of every embedding kind (and tapered + gated attention through
+#   modeling_ember.py), exported, loaded by transformers: logits equal ember's (ember eval --logits)
+#   within fp32 tolerance and the loss equals ember eval's; sharded and bf16 exports load too;
+# - a random LlamaForCausalLM (GQA, untied head) saved by transformers (fp32, fp16, sharded),
+#   imported: ember's logits equal transformers'; eval, capacity and continued training run on it;
+# - export -> import is bit-identical for the parameters;
+# - tokenizer.json encodes like tiktoken on mixed text for every preset, and bytes for byte-level;
+# - bad input: one-line errors and nothing written.
+source "$(dirname "$0")/lib_common.sh"
+REF="$HERE/hf_reference.py"
+"$PY" -c "import transformers, tokenizers" || fail "transformers is not in the venv (scripts/setup.sh installs it)"
+mkdir -p data && make_synthetic data 64 30000 4000
+echo '{"tokenizer": "bytes"}' >data/manifest.json
+write_tiny_config tiny.yaml data
+train() {  # name, overrides...
+  local name="$1"; shift
+  "$EMBER" train -c tiny.yaml --set log.name="$name" --set train.steps=20 --set eval.every=20 "$@" \
+    >"$name.train.out" 2>&1 || { cat "$name.train.out" >&2; fail "training $name failed"; }
+}
+export_and_dump() {  # name, export options...
+  local name="$1"; shift
+  "$EMBER" export hf "runs/$name" --out "exp/$name" "$@" >"$name.export.out" || fail "export of $name failed"
+  "$EMBER" eval "runs/$name" --batches 1 --json --logits "$name.logits.safetensors" >"$name.eval.json" \
+    || fail "eval of $name failed"
+}
+
+# --- export: every embedding kind, GQA, an output scale, tapered + gated attention ----------------
+train tied --set model.n_kv_heads=2
+train untied --set model.embedding.kind=untied
+train scaled --set model.embedding.output_scale=0.5
+for kind in lev albert flat_mlp factored_mlp; do train "$kind" --set model.embedding.kind=$kind; done
+train tapered_gated --set model.mixer.kind=gated_attention --set model.mlp.taper.schedule=linear
+train headwise --set model.mixer.kind=gated_attention --set model.mixer.gated_attention.gate=headwise
+pairs=()
+for name in tied untied scaled lev albert flat_mlp factored_mlp tapered_gated headwise; do
+  export_and_dump "$name"
+  pairs+=("exp/$name" "$name.logits.safetensors")
+done
+"$EMBER" export hf runs/untied --out exp/untied_sharded --max-shard-size 20KB >/dev/null || fail "sharded export failed"
+cp untied.logits.safetensors untied_sharded.logits.safetensors
+pairs+=(exp/untied_sharded untied_sharded.logits.safetensors)
+ls exp/untied_sharded/model-00001-of-*.safetensors exp/untied_sharded/model.safetensors.index.json >/dev/null \
+  || fail "no shards or index above --max-shard-size"
+"$PY" "$REF" logits "${pairs[@]}" >hf_logits.jsonl || fail "transformers' logits differ from ember's"
+"$PY" - <<'PY' || fail "export metadata or losses wrong"
+import json
+rows = [json.loads(l) for l in open("hf_logits.jsonl")]
+names = ["tied", "untied", "scaled", "lev", "albert", "flat_mlp", "factored_mlp", "tapered_gated", "headwise"]
+for name, row in zip(names, rows):
+    ember = json.load(open(f"{name}.eval.json"))["loss"]
+    assert abs(row["loss"] - ember) < 1e-5, (name, row["loss"], ember)
+    cfg = json.load(open(f"exp/{name}/config.json"))
+    remote = name in ("tapered_gated", "headwise")
+    assert row["class"] == ("EmberForCausalLM" if remote else "LlamaForCausalLM"), (name, row)
+    assert cfg["architectures"] == [row["class"]] and ("auto_map" in cfg) == remote, name
+    tied = name in ("tied", "tapered_gated", "headwise")  # a scaled head is exported untied
+    assert cfg["tie_word_embeddings"] == tied, name
+    assert cfg["ember"]["embedding_kind"] == name if name in ("lev", "albert", "flat_mlp", "factored_mlp") else True
+    assert cfg["num_key_value_heads"] == (2 if name == "tied" else 4), name
+tapered = json.load(open("exp/tapered_gated/config.json"))
+assert len(set(tapered["intermediate_sizes"])) > 1 and tapered["attention_gate"] == "elementwise", tapered
+assert json.load(open("exp/headwise/config.json"))["attention_gate"] == "headwise"
+PY
+grep -q "byte-level" exp/tied/README.md || fail "the README of a byte-level export does not say so"
+[ -f exp/tapered_gated/modeling_ember.py ] && [ ! -f exp/tied/modeling_ember.py ] || fail "modeling_ember.py misplaced"
+
+# bf16: the weights are stored as BF16 and load
+"$EMBER" export hf runs/tied --out exp/tied_bf16 --dtype bf16 >/dev/null || fail "bf16 export failed"
+"$PY" - <<'PY' || fail "bf16 export is not bf16"
+import json
+from safetensors import safe_open
+f = safe_open("exp/tied_bf16/model.safetensors", "pt")
+assert all(str(f.get_slice(k).get_dtype()) == "BF16" for k in f.keys())
+assert json.load(open("exp/tied_bf16/config.json"))["torch_dtype"] == "bfloat16"
+PY
+
+# --- round trip: export -> import is bit-identical; a LEV export imports as an untied table -----
+for name in tied untied tapered_gated; do
+  "$EMBER" import hf "exp/$name" --out "runs/${name}_back" >/dev/null || fail "import of exp/$name failed"
+  "$PY" "$REF" same-tensors "runs/$name/checkpoints/step_20/model.safetensors" \
+    "runs/${name}_back/checkpoints/step_0/model.safetensors" >/dev/null || fail "$name: export -> import changed parameters"
+done
+grep -q "kind: gated_attention" runs/tapered_gated_back/config.yaml || fail "the mixer was not kept on import"
+"$EMBER" import hf exp/lev --out runs/lev_back >/dev/null || fail "import of the LEV export failed"
+grep -q "kind: untied" runs/lev_back/config.yaml || fail "a LEV export should import as an untied table"
+"$EMBER" eval runs/lev_back --data 'data/val_*.bin' --batches 1 --logits lev_back.logits.safetensors >/dev/null \
+  || fail "eval of the imported LEV failed"
+"$PY" "$REF" logits exp/lev lev_back.logits.safetensors >/dev/null || fail "the imported LEV table computes differently"
+
+# --- import a Llama made by transformers: fp32, fp16, sharded --------------------------------------
+"$PY" "$REF" random-llama hf_rand || fail "could not make a random Llama"
+"$PY" "$REF" random-llama hf_rand_fp16 --fp16
+"$PY" "$REF" random-llama hf_rand_sharded --sharded
+ls hf_rand_sharded/model.safetensors.index.json >/dev/null || fail "transformers did not shard"
+pairs=()
+for name in hf_rand hf_rand_fp16 hf_rand_sharded; do
+  "$EMBER" import hf "$name" --out "runs/$name" >"$name.import.out" || fail "import of $name failed"
+  "$EMBER" eval "runs/$name" --data 'data/val_*.bin' --batches 1 --logits "$name.logits.safetensors" >/dev/null \
+    || fail "eval of imported $name failed"
+  pairs+=("$name" "$name.logits.safetensors")
+done
+"$PY" "$REF" logits "${pairs[@]}" >import_logits.jsonl || fail "ember's logits of an imported Llama differ"
+grep -q "n_kv_heads: 2" runs/hf_rand/config.yaml || fail "GQA not imported"
+"$EMBER" capacity runs/hf_rand >capacity.out 2>&1 || { cat capacity.out >&2; fail "capacity on an imported run failed"; }
+cat >data.yaml <<'YAML'
+data: {train: [data/train_*.bin], val: [data/val_*.bin]}
+train: {steps: 6, micro_batch: 4, seq_len: 32, threads: 2}
+optim: {warmup_steps: 2}
+eval: {every: 6, batches: 2}
+checkpoint: {every: 6}
+YAML
+"$EMBER" train -c runs/hf_rand/config.yaml -c data.yaml --run-dir runs/hf_rand --resume >cont.out 2>&1 \
+  || { cat cont.out >&2; fail "continued training of an imported run failed"; }
+grep -q "starting from the weights" cont.out || fail "continued training did not start from the imported weights"
+[ -d runs/hf_rand/checkpoints/step_6 ] || fail "continued training wrote no checkpoint"
+
+# --- tokenizers: tokenizer.json encodes like tiktoken; byte-level like bytes ------------------------
+"$PY" "$HERE/tokenizer_reference.py" text mixed.txt 0.3 11
+for preset in r50k_base cl100k_base o200k_base llama3; do
+  "$EMBER" tokenizer hf --preset "$preset" --out "tok_$preset" >/dev/null || fail "tokenizer hf $preset failed"
+  "$PY" "$REF" encode "tok_$preset" mixed.txt "hf_$preset.ids" || fail "$preset: transformers could not encode"
+  "$PY" "$HERE/tokenizer_reference.py" encode "$EMBER_SOURCE_DIR/third_party/tokenizers" "$preset" mixed.txt \
+    "tiktoken_$preset.ids"
+  cmp -s "hf_$preset.ids" "tiktoken_$preset.ids" || fail "$preset: tokenizer.json encodes differently from tiktoken"
+done
+"$PY" "$REF" encode exp/tied mixed.txt bytes.ids || fail "the byte-level tokenizer.json does not load"
+"$PY" -c "
+ids = list(map(int, open('bytes.ids').read().split()))
+assert ids == list(open('mixed.txt', 'rb').read()), 'byte-level tokenizer.json is not id = byte'" || fail "bytes"
+
+# --- bad input: one line, non-zero, nothing written --------------------------------------------------
+expect_error "is not a directory" "$EMBER" import hf nowhere --out runs/x
+mkdir -p empty && expect_error "no config.json" "$EMBER" import hf empty --out runs/x
+bad_config() {  # dir, python expression editing c
+  rm -rf "$1" && cp -r hf_rand "$1"
+  "$PY" -c "import json; c = json.load(open('$1/config.json')); $2; json.dump(c, open('$1/config.json', 'w'))"
+}
+bad_config mistral "c['model_type'] = 'mistral'; c['architectures'] = ['MistralForCausalLM']"
+expect_error "model_type 'mistral' is not supported" "$EMBER" import hf mistral --out runs/x
+bad_config scaled_rope "c['rope_parameters'] = {'rope_type': 'llama3', 'rope_theta': 5000.0, 'factor': 8.0}"
+expect_error "type 'llama3' (RoPE scaling) is not supported" "$EMBER" import hf scaled_rope --out runs/x
+bad_config biased "c['attention_bias'] = True"
+expect_error "attention_bias" "$EMBER" import hf biased --out runs/x
+bad_config narrow "c['intermediate_size'] = 128"
+expect_error "has shape 160x64, the config needs 128x64" "$EMBER" import hf narrow --out runs/x
+rm -rf noweights && mkdir noweights && cp hf_rand/config.json noweights/
+expect_error "no model.safetensors" "$EMBER" import hf noweights --out runs/x
+[ ! -e runs/x ] && [ -z "$(ls -A runs | grep partial || true)" ] || fail "a failed import left files behind"
+expect_error "exists and is not empty" "$EMBER" import hf hf_rand --out runs/tied
+train titans --set model.mixer.kind=titans
+expect_error "mixer 'titans' has no transformers counterpart" "$EMBER" export hf runs/titans --out exp/titans
+[ ! -e exp/titans ] || fail "a refused export left a directory"
+expect_error "exists and is not empty" "$EMBER" export hf runs/tied --out exp/untied
+expect_error "is not a size" "$EMBER" export hf runs/tied --out exp/y --max-shard-size lots
+echo "hf interop: exports load in transformers with ember's logits, imports match transformers' logits"

@@ -1,0 +1,103 @@
+"""transformers' side of the Hugging Face interop tests (tests/integration/hf.sh).
+
+  hf_reference.py logits HF_DIR EMBER.safetensors [HF_DIR EMBER.safetensors ...]
+                                 load HF_DIR with AutoModelForCausalLM, run the inputs ember dumped
+                                 (ember eval --logits), print one line of {class, max_abs_diff,
+                                 max_abs, loss} per pair; exit 1 past tolerance
+  hf_reference.py random-llama OUT [--sharded] [--fp16]
+                                 a random LlamaForCausalLM (GQA, untied head, non-unit norms) saved
+                                 with save_pretrained
+  hf_reference.py encode TOKENIZER_DIR IN OUT        ids of IN by the `tokenizers` library and by
+                                                     AutoTokenizer (both must agree) -> OUT
+  hf_reference.py same-tensors A.safetensors B.safetensors   exit 1 unless bit-identical
+"""
+import json
+import sys
+
+import torch
+
+# fp32 logits of a model with |logits| ~ 10: SDPA vs eager and RoPE tables in fp32 vs fp64 differ in
+# the last bits of each of a few hundred accumulations, ~1e-6 relative; a wrong weight or layout is
+# off by O(1).
+ATOL = 1e-4
+
+
+def load(hf_dir):
+    from transformers import AutoModelForCausalLM
+    model = AutoModelForCausalLM.from_pretrained(hf_dir, trust_remote_code=True, dtype=torch.float32)
+    return model.eval()
+
+
+def logits(hf_dir, ember_file):
+    from safetensors.torch import load_file
+    dumped = load_file(ember_file)
+    model = load(hf_dir)
+    with torch.no_grad():
+        ours = dumped["logits"].float()
+        theirs = model(dumped["inputs"].long()).logits.float()
+        loss = torch.nn.functional.cross_entropy(theirs.reshape(-1, theirs.size(-1)),
+                                                 dumped["targets"].reshape(-1).long()).item()
+    diff = (ours - theirs).abs().max().item()
+    report = {"class": type(model).__name__, "max_abs_diff": diff, "max_abs": ours.abs().max().item(),
+              "loss": loss}
+    print(json.dumps(report))
+    if ours.shape != theirs.shape or not diff <= ATOL * max(1.0, report["max_abs"] / 10):
+        sys.exit(f"logits differ: {report}")
+
+
+def random_llama(out, sharded, fp16):
+    from transformers import LlamaConfig, LlamaForCausalLM
+    torch.manual_seed(0)
+    config = LlamaConfig(vocab_size=96, hidden_size=64, intermediate_size=160, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256,
+                         rms_norm_eps=1e-5, rope_theta=5000.0, tie_word_embeddings=False,
+                         bos_token_id=None, eos_token_id=None)
+    model = LlamaForCausalLM(config)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            p.copy_(torch.randn_like(p) * (0.2 if "norm" in name else 0.08) + (1.0 if "norm" in name else 0.0))
+    if fp16:
+        model = model.half()
+    model.save_pretrained(out, max_shard_size="40KB" if sharded else "5GB")
+
+
+def encode(tokenizer_dir, text_file, out):
+    from tokenizers import Tokenizer
+    from transformers import AutoTokenizer
+    text = open(text_file, encoding="utf-8", newline="").read()
+    ids = Tokenizer.from_file(f"{tokenizer_dir}/tokenizer.json").encode(text, add_special_tokens=False).ids
+    auto = AutoTokenizer.from_pretrained(tokenizer_dir)(text, add_special_tokens=False)["input_ids"]
+    if auto != ids:
+        sys.exit("AutoTokenizer and tokenizers disagree")
+    with open(out, "w") as f:
+        f.write(" ".join(map(str, ids)) + "\n")
+
+
+def same_tensors(a, b):
+    from safetensors.torch import load_file
+    x, y = load_file(a), load_file(b)
+    if x.keys() != y.keys():
+        sys.exit(f"names differ: {sorted(x.keys() ^ y.keys())}")
+    for name in x:
+        if x[name].dtype != y[name].dtype or not torch.equal(x[name], y[name]):
+            sys.exit(f"tensor {name} differs")
+    print(f"{len(x)} tensors bit-identical")
+
+
+def main():
+    cmd, args = sys.argv[1], sys.argv[2:]
+    if cmd == "logits":
+        for hf_dir, ember_file in zip(args[0::2], args[1::2]):
+            logits(hf_dir, ember_file)
+    elif cmd == "random-llama":
+        random_llama(args[0], "--sharded" in args, "--fp16" in args)
+    elif cmd == "encode":
+        encode(*args)
+    elif cmd == "same-tensors":
+        same_tensors(*args)
+    else:
+        sys.exit(f"unknown command {cmd}")
+
+
+if __name__ == "__main__":
+    main()
