@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "central_differences.h"
 #include "ember/model/lm.h"
 #include "ember/model/mixers/titans.h"
 
@@ -145,23 +146,8 @@ TEST(Titans, OuterGradientsEqualCentralDifferences) {
   ember::Rope rope(16 / 2, 32, 10000.0);
   auto x = torch::randn({2, 7, 16}, kF64), weights = torch::randn({2, 7, 16}, kF64);
   auto loss_of = [&] { return (mixer.forward(x, rope) * weights).sum(); };
-  auto params = mixer.named_parameters();
-  loss_of().backward();
-  for (const char* name : {"wq", "wk", "wv", "wk_taps", "w_gates", "b_gates", "w1", "w2", "persistent", "wg"}) {
-    auto p = params[name];
-    auto flat = p.detach().view(-1);
-    for (int64_t i : {int64_t{0}, p.numel() / 2, p.numel() - 1}) {
-      const double eps = 1e-6, saved = flat[i].item<double>();
-      torch::NoGradGuard no_grad;
-      flat[i].fill_(saved + eps);
-      const double up = loss_of().item<double>();
-      flat[i].fill_(saved - eps);
-      const double down = loss_of().item<double>();
-      flat[i].fill_(saved);
-      const double numeric = (up - down) / (2 * eps), analytic = p.grad().view(-1)[i].item<double>();
-      EXPECT_NEAR(analytic, numeric, 1e-6 * std::max(1.0, std::abs(numeric))) << name << "[" << i << "]";
-    }
-  }
+  ember::testing::expect_gradients_match_central_differences(
+      mixer, loss_of, {"wq", "wk", "wv", "wk_taps", "w_gates", "b_gates", "w1", "w2", "persistent", "wg"});
 }
 
 TEST(Titans, ParameterCountEqualsTheClosedForm) {

@@ -1,10 +1,12 @@
 #include "ember/model/mixers/titans.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "ember/model/autocast.h"
 #include "ember/model/init.h"
 #include "ember/model/mixers/short_conv.h"
+#include "ember/model/mixers/windowed_attention.h"
 
 namespace ember {
 
@@ -18,6 +20,8 @@ void TitansConfig::fields(FieldVisitor& v) {
   v.field("alpha_bias", alpha_bias);
   v.field("conv_kernel", conv_kernel, Bound::positive());
   v.field("persistent_tokens", persistent_tokens, Bound::non_negative());
+  v.choice("variant", variant);
+  v.field("window", window, Bound::positive());
 }
 
 Titans::Titans(const MixerContext& ctx, const TitansConfig& cfg)
@@ -42,7 +46,13 @@ Titans::Titans(const MixerContext& ctx, const TitansConfig& cfg)
   if (cfg.persistent_tokens > 0)
     persistent_ = register_parameter("persistent", normal_parameter({cfg.persistent_tokens, d}, 1.0));
   out_norm_ = register_module("out_norm", std::make_shared<RMSNorm>(head_dim_, ctx.norm_eps));
-  wg_ = register_parameter("wg", normal_parameter({hd, d}, ctx.init_std));
+  if (cfg.variant == TitansVariant::lmm) {
+    wg_ = register_parameter("wg", normal_parameter({hd, d}, ctx.init_std));
+  } else {  // mag: the attention branch's projections and output norm replace the SiLU gate
+    const char* attn_names[3] = {"attn_wq", "attn_wk", "attn_wv"};
+    for (int i = 0; i < 3; ++i) attn_w_[i] = register_parameter(attn_names[i], normal_parameter({hd, d}, ctx.init_std));
+    attn_norm_ = register_module("attn_norm", std::make_shared<RMSNorm>(head_dim_, ctx.norm_eps));
+  }
   wo_ = register_parameter("wo", normal_parameter({d, hd}, ctx.out_std));
 }
 
@@ -84,18 +94,51 @@ at::Tensor Titans::scan(MemoryState& state, const MemoryInputs& in) const {
   return memory_scan(state, wide_in, cfg_.chunk_size, cfg_.retrieval);
 }
 
-at::Tensor Titans::output(const at::Tensor& x, const at::Tensor& y) const {
+at::Tensor Titans::output(const at::Tensor& x, const at::Tensor& y, const at::Tensor& a) const {
   const int64_t B = x.size(0), T = x.size(1);
-  auto gate = at::silu(at::linear(x, wg_)).view({B, T, n_heads_, head_dim_});
-  auto gated = out_norm_->forward(y.transpose(1, 2)) * gate;  // RMSNorm_head(y) * SiLU(x W_g)
-  return at::linear(gated.reshape({B, T, n_heads_ * head_dim_}).to(x.scalar_type()), wo_);
+  at::Tensor combined;
+  if (a.defined())  // o = RMSNorm_a(a) * sigmoid(RMSNorm_m(M(x~)))   (MAG, Eq. 28)
+    combined = attn_norm_->forward(a.transpose(1, 2)) * at::sigmoid(out_norm_->forward(y.transpose(1, 2)));
+  else  // RMSNorm_head(y) * SiLU(x W_g)
+    combined = out_norm_->forward(y.transpose(1, 2)) * at::silu(at::linear(x, wg_)).view({B, T, n_heads_, head_dim_});
+  return at::linear(combined.reshape({B, T, n_heads_ * head_dim_}).to(x.scalar_type()), wo_);
 }
 
-at::Tensor Titans::forward(const at::Tensor& x, const Rope&) {
+struct AttentionWindowCache {
+  at::Tensor k, v, positions;  // keys after RoPE; persistent keys have negative positions
+};
+
+at::Tensor Titans::attention_branch(const at::Tensor& ext, const Rope& rope, int64_t n_persistent, int64_t offset,
+                                    AttentionWindowCache* cache) const {
+  const int64_t B = ext.size(0), L = ext.size(1);
+  auto heads = [&](const at::Tensor& w) { return at::linear(ext, w).view({B, L, n_heads_, head_dim_}).transpose(1, 2); };
+  auto rotate = [&](const at::Tensor& t) {  // persistent rows carry no position
+    if (n_persistent == 0) return rope.apply(t, offset);
+    return at::cat({t.narrow(2, 0, n_persistent), rope.apply(t.narrow(2, n_persistent, L - n_persistent), offset)}, 2);
+  };
+  auto q = rotate(heads(attn_w_[0])), k = rotate(heads(attn_w_[1])), v = heads(attn_w_[2]);
+  const auto q_pos = at::arange(offset - n_persistent, offset + L - n_persistent,
+                                at::TensorOptions(at::kLong).device(ext.device()));
+  auto k_pos = q_pos;
+  if (cache) {
+    if (cache->k.defined()) {
+      k = at::cat({cache->k, k}, 2), v = at::cat({cache->v, v}, 2);
+      k_pos = at::cat({cache->positions, q_pos});
+    }
+    const int64_t next = offset + L - n_persistent;  // the next token's position
+    const auto keep = (k_pos < 0).logical_or(k_pos > next - cfg_.window).nonzero().squeeze(1);
+    cache->k = k.index_select(2, keep), cache->v = v.index_select(2, keep), cache->positions = k_pos.index_select(0, keep);
+  }
+  return windowed_attention(q, k, v, q_pos, k_pos, cfg_.window);
+}
+
+at::Tensor Titans::forward(const at::Tensor& x, const Rope& rope) {
   auto ext = with_persistent(x);
+  const int64_t n_p = ext.size(1) - x.size(1);
   auto state = initial_state(x.size(0));
   auto y = scan(state, memory_inputs(ext, nullptr));
-  return output(ext, y).narrow(1, ext.size(1) - x.size(1), x.size(1));  // persistent rows dropped
+  auto a = cfg_.variant == TitansVariant::mag ? attention_branch(ext, rope, n_p, 0, nullptr) : at::Tensor();
+  return output(ext, y, a).narrow(1, n_p, x.size(1));  // persistent rows dropped
 }
 
 namespace {
@@ -103,14 +146,16 @@ struct MemoryCarry final : MixerState {
   std::vector<at::Tensor> windows;  // the convolutions' last inputs
   MemoryState chunk_start;          // the memory at the start of the current chunk
   MemoryInputs pending;             // the current chunk's tokens so far (undefined: none)
+  AttentionWindowCache window;      // mag
 };
 }  // namespace
 
-at::Tensor Titans::decode(const at::Tensor& x, const Rope&, std::unique_ptr<MixerState>& state) {
+at::Tensor Titans::decode(const at::Tensor& x, const Rope& rope, std::unique_ptr<MixerState>& state) {
   const bool first = !state;
   if (first) state = std::make_unique<MemoryCarry>();
   auto& carry = static_cast<MemoryCarry&>(*state);
   auto ext = first ? with_persistent(x) : x;
+  const int64_t n_p = ext.size(1) - x.size(1);
   if (first) carry.chunk_start = initial_state(x.size(0));
   auto fresh = memory_inputs(ext, &carry.windows);
   auto all = carry.pending.q.defined() ? carry.pending.then(fresh) : fresh;
@@ -123,10 +168,12 @@ at::Tensor Titans::decode(const at::Tensor& x, const Rope&, std::unique_ptr<Mixe
     ys.push_back(scan(scratch, all.narrow(complete, rest)));
   }
   carry.pending = rest > 0 ? all.narrow(complete, rest) : MemoryInputs{};
-  carry.position += x.size(1);
   auto y = at::cat(ys, 2);
-  auto out = output(ext, y.narrow(2, y.size(2) - ext.size(1), ext.size(1)));
-  return out.narrow(1, ext.size(1) - x.size(1), x.size(1));
+  at::Tensor a;
+  if (cfg_.variant == TitansVariant::mag) a = attention_branch(ext, rope, n_p, carry.position, &carry.window);
+  carry.position += x.size(1);
+  auto out = output(ext, y.narrow(2, y.size(2) - ext.size(1), ext.size(1)), a);
+  return out.narrow(1, n_p, x.size(1));
 }
 
 int64_t Titans::extra_flops_per_token(int64_t seq_len) const {
@@ -138,7 +185,10 @@ int64_t Titans::extra_flops_per_token(int64_t seq_len) const {
   // The block counts 2 FLOPs per element of every >= 2-D parameter; W1_0, W2_0 and the persistent
   // tokens are not multiplied per token that way (their use is counted above).
   const int64_t not_matmuls = w1_.numel() + w2_.numel() + (persistent_.defined() ? persistent_.numel() : 0);
-  return memory - 2 * not_matmuls;
+  // mag: QK^T and PV over the window and the persistent keys, forward, per query token.
+  const int64_t seen = std::min(cfg_.window, std::max<int64_t>(seq_len, 1)) + cfg_.persistent_tokens;
+  const int64_t attention = cfg_.variant == TitansVariant::mag ? 4 * n_heads_ * head_dim_ * seen : 0;
+  return memory + attention - 2 * not_matmuls;
 }
 
 double Titans::activation_bytes_per_token(int64_t elem) const {
@@ -147,7 +197,10 @@ double Titans::activation_bytes_per_token(int64_t elem) const {
   // q, k, v: projection, convolution and SiLU each (9), and the gate, norm input, norm output and
   // merged heads of the output (4) at `elem` bytes; the memory runs in fp32: normalised q, k,
   // G, theta G (4 d_h), Hk, Ak, Dh, theta Dh, Hq, Aq (6 m) and the C x C products (4 C) per head.
-  return static_cast<double>(elem) * 13 * hd + 4.0 * (4 * hd + h * (6 * m + 4 * C));
+  const double lmm = static_cast<double>(elem) * 13 * hd + 4.0 * (4 * hd + h * (6 * m + 4 * C));
+  // mag: SDPA keeps q, k, v and its output and an fp32 log-sum-exp per head; the attention norm
+  // keeps its input and output (fp32) and the sigmoid its output.
+  return cfg_.variant == TitansVariant::mag ? lmm + static_cast<double>(elem) * 4 * hd + 4.0 * (h + 3 * hd) : lmm;
 }
 
 }  // namespace ember

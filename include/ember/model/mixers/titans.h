@@ -1,17 +1,27 @@
-// Mixer kind `titans`: Titans (LMM), the neural long-term memory as the token mixer
-// (docs/mixers.md, "Titans"). Per layer, on the normalised input x with N_p persistent tokens
-// prepended (learned vectors; their outputs are dropped):
+// Mixer kind `titans`: Titans' neural long-term memory as the token mixer (docs/mixers.md,
+// "Titans"), alone (variant lmm) or gating a sliding-window attention branch (variant mag). Per
+// layer, on the normalised input x with N_p persistent tokens prepended (learned vectors; their
+// outputs are dropped):
 //   q, k, v = SiLU(CausalDepthwiseConv(x W_{Q,K,V})) per head;  q, k l2-normalised     (Titans §4.4)
 //   theta_t = theta_max sigmoid(x w_theta + b_theta),  eta_t = sigmoid(x w_eta + b_eta),
 //   alpha_t = sigmoid(x w_alpha + b_alpha)                                               (per head)
 //   y = neural memory (model/mixers/neural_memory.h) from learned per-head W1_0, W2_0, S_0 = 0
-//   out = W_O( merge_heads( RMSNorm_head(y) * SiLU(x W_g) ) )
+//   lmm: out = W_O( merge_heads( RMSNorm_head(y) * SiLU(x W_g) ) )
+//   mag: a = SW-Attn*(x~): RoPE attention over a window of `window` tokens plus the persistent
+//        tokens' keys, which every query sees (windowed_attention.h; Titans Eq. 27)
+//        out = W_O( merge_heads( RMSNorm_a(a) * sigmoid(RMSNorm_head(y)) ) )          (Eq. 28)
 #pragma once
 #include "ember/model/mixer.h"
 #include "ember/model/mixers/neural_memory.h"
 #include "ember/model/norm.h"
 
 namespace ember {
+
+enum class TitansVariant { lmm, mag };
+inline std::span<const EnumName<TitansVariant>> enum_names(TitansVariant) {
+  static constexpr EnumName<TitansVariant> names[] = {{TitansVariant::lmm, "lmm"}, {TitansVariant::mag, "mag"}};
+  return names;
+}
 
 // model.mixer.titans.*
 struct TitansConfig {
@@ -25,15 +35,20 @@ struct TitansConfig {
   double alpha_bias = -4.0;      // forgetting alpha = 0.018 per token at initialisation
   int64_t conv_kernel = 4;
   int64_t persistent_tokens = 4;  // N_p
+  TitansVariant variant = TitansVariant::lmm;  // lmm: the memory alone; mag: memory as a gate
+  int64_t window = 64;                         // mag: the attention branch's window, in tokens
 
   void fields(FieldVisitor& v);
 };
+
+struct AttentionWindowCache;  // mag decoding: the keys and values the window still needs
 
 class Titans : public Mixer {
  public:
   Titans(const MixerContext& ctx, const TitansConfig& cfg);
   at::Tensor forward(const at::Tensor& x, const Rope& rope) override;
-  // Keeps the convolution windows, the chunk-start memory and the current chunk's inputs.
+  // Keeps the convolution windows, the chunk-start memory and the current chunk's inputs (mag: and
+  // the keys and values the window still needs, with the persistent ones).
   at::Tensor decode(const at::Tensor& x, const Rope& rope, std::unique_ptr<MixerState>& state) override;
   int64_t extra_flops_per_token(int64_t seq_len) const override;
   double activation_bytes_per_token(int64_t elem) const override;
@@ -48,11 +63,17 @@ class Titans : public Mixer {
  private:
   at::Tensor with_persistent(const at::Tensor& x) const;
   at::Tensor scan(MemoryState& state, const MemoryInputs& in) const;  // fp32 or wider
-  at::Tensor output(const at::Tensor& x, const at::Tensor& y) const;  // y [B, H, T, d_h] -> [B, T, d]
+  // mag: the attention branch [B, H, L, d_h] of ext [B, L, d], whose first n_persistent rows are
+  // persistent tokens and whose next row is the token at position `offset`; `cache` (null: none)
+  // holds the earlier keys and values and keeps what later tokens still see.
+  at::Tensor attention_branch(const at::Tensor& ext, const Rope& rope, int64_t n_persistent, int64_t offset,
+                              AttentionWindowCache* cache) const;
+  // y (memory) and a (mag: attention) [B, H, L, d_h] -> [B, L, d]
+  at::Tensor output(const at::Tensor& x, const at::Tensor& y, const at::Tensor& a) const;
   TitansConfig cfg_;
   int64_t n_heads_, head_dim_;
-  at::Tensor w_qkv_[3], taps_[3], w_gates_, b_gates_, w1_, w2_, persistent_, wg_, wo_;
-  std::shared_ptr<RMSNorm> out_norm_;
+  at::Tensor w_qkv_[3], taps_[3], w_gates_, b_gates_, w1_, w2_, persistent_, wg_, wo_, attn_w_[3];
+  std::shared_ptr<RMSNorm> out_norm_, attn_norm_;
 };
 
 }  // namespace ember
