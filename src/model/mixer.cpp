@@ -41,7 +41,7 @@ std::vector<MixerKind> build_table() {
        .default_options = default_kind_options<ShortConvConfig>,
        .make = [](const MixerContext& c) { return std::make_shared<ShortConv>(c, c.config.get<ShortConvConfig>()); }},
       {.name = "titans",
-       .description = "Titans (LMM): a neural long-term memory trained in context, chunk-parallel",
+       .description = "Titans: a neural long-term memory trained in context (lmm), or gating sliding-window attention (mag)",
        .default_options = default_kind_options<TitansConfig>,
        .make = [](const MixerContext& c) { return std::make_shared<Titans>(c, c.config.get<TitansConfig>()); }},
       {.name = "hope_attention",
