@@ -16,7 +16,8 @@ HfImportResult import_hf(const fs::path& hf_dir, const fs::path& run_dir) {
   const std::string where = (hf_dir / "config.json").string();
   Config cfg;
   cfg.model = model_config_from_hf(read_hf_config(hf_dir), where);
-  cfg.log.name = run_dir.filename().string();
+  const fs::path normal = run_dir.lexically_normal();
+  cfg.log.name = (normal.filename().empty() ? normal.parent_path() : normal).filename().string();
   cfg.train.seq_len = std::min(cfg.train.seq_len, cfg.model.max_seq_len);
   cfg = parse_config_text(to_yaml(cfg), where);  // ember's own checks of the resulting model
   auto model = std::make_shared<LanguageModel>(cfg.model);

@@ -39,7 +39,10 @@ void write_file_atomic(const fs::path& path, const std::string& contents) {
   fsync_path(path.has_parent_path() ? path.parent_path() : fs::path("."));
 }
 
-StagedDirectory::StagedDirectory(fs::path target, const std::string& what) : target_(std::move(target)) {
+StagedDirectory::StagedDirectory(fs::path target, const std::string& what) : target_(target.lexically_normal()) {
+  if (target_.filename().empty()) target_ = target_.parent_path();  // "runs/x/" names runs/x
+  if (target_.empty() || target_ == "." || target_ == "..")
+    throw UsageError(what + ": '" + target.string() + "' is not a directory to create");
   if (fs::exists(target_) && !(fs::is_directory(target_) && fs::is_empty(target_)))
     throw UsageError(what + ": '" + target_.string() + "' exists and is not empty");
   const fs::path parent = target_.has_parent_path() ? target_.parent_path() : fs::path(".");

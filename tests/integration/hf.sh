@@ -103,6 +103,8 @@ for name in hf_rand hf_rand_fp16 hf_rand_sharded; do
 done
 "$PY" "$REF" logits "${pairs[@]}" >import_logits.jsonl || fail "ember's logits of an imported Llama differ"
 grep -q "n_kv_heads: 2" runs/hf_rand/config.yaml || fail "GQA not imported"
+"$EMBER" import hf hf_rand/ --out runs/slash/ >/dev/null || fail "import with trailing slashes failed"
+grep -q "name: slash" runs/slash/config.yaml || fail "a trailing slash lost the run's name"
 "$EMBER" capacity runs/hf_rand >capacity.out 2>&1 || { cat capacity.out >&2; fail "capacity on an imported run failed"; }
 cat >data.yaml <<'YAML'
 data: {train: [data/train_*.bin], val: [data/val_*.bin]}

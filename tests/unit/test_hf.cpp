@@ -250,6 +250,9 @@ TEST(StagedDirectory, PublishesWholeOrLeavesNothing) {
   EXPECT_TRUE(std::filesystem::exists(dir / "b" / "x.txt"));
   EXPECT_NE(error_of([&] { ember::StagedDirectory again(dir / "b", "export hf"); }).find("export hf: '"),
             std::string::npos);
+  ember::StagedDirectory slash((dir / "c").string() + "/", "test");  // a trailing slash names c
+  slash.publish();
+  EXPECT_TRUE(std::filesystem::is_directory(dir / "c"));
 }
 
 }  // namespace
