@@ -35,7 +35,7 @@ install_apt() {
 install_venv() {
   local want; want="$(grep -E '^torch==' "$here/scripts/requirements.txt" | cut -d= -f3)"
   if [ -x "$venv/bin/python" ] && "$venv/bin/python" - "$want" <<'PY' 2>/dev/null
-import sys, torch, numpy, safetensors, tiktoken, yaml, transformers, tokenizers
+import sys, torch, numpy, safetensors, tiktoken, yaml, transformers, tokenizers, tensorboard
 sys.exit(0 if torch.__version__.split('+')[0] == sys.argv[1] else 1)
 PY
   then return 0; fi

@@ -7,9 +7,10 @@
 
 namespace ember {
 
-MetricsLog::MetricsLog(const std::filesystem::path& path) : path_(path) {
+MetricsLog::MetricsLog(const std::filesystem::path& path, const std::filesystem::path& tensorboard_dir) : path_(path) {
   out_.open(path_, std::ios::app);
   if (!out_) throw Error("cannot open '" + path_.string() + "' for writing");
+  if (!tensorboard_dir.empty()) tensorboard_ = std::make_unique<EventFileWriter>(tensorboard_dir);
 }
 
 void MetricsLog::truncate_after(int64_t step) {
@@ -26,11 +27,17 @@ void MetricsLog::truncate_after(int64_t step) {
   }
   write_file_atomic(path_, kept);
   out_.open(path_, std::ios::app);
+  if (tensorboard_ && step >= 0) tensorboard_->restart(step + 1);  // the steps this run logs again
 }
 
 void MetricsLog::write(const nlohmann::json& record) {
   out_ << record.dump() << "\n";
   out_.flush();
+  if (!tensorboard_) return;
+  const std::string kind = record.value("kind", std::string("metrics"));
+  const int64_t step = record.value("step", int64_t{0});
+  for (const auto& [key, value] : record.items())
+    if (value.is_number() && key != "step") tensorboard_->scalar(kind + "/" + key, value.get<double>(), step);
 }
 
 }  // namespace ember

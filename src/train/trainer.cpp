@@ -109,7 +109,8 @@ void Trainer::open_run_dir() {
   log::add_file_sink(run_dir_ / "train.log");   // every console line also goes to the run
   fs::create_directories(run_dir_);
   write_file_atomic(run_dir_ / "config.yaml", to_yaml(cfg_));
-  metrics_ = std::make_unique<MetricsLog>(run_dir_ / "metrics.jsonl");
+  metrics_ = std::make_unique<MetricsLog>(run_dir_ / "metrics.jsonl",
+                                          cfg_.log.tensorboard ? run_dir_ / "tensorboard" : fs::path());
   if (!opt_.resume) metrics_->truncate_after(-1);
 }
 

@@ -45,6 +45,21 @@ PY
 "$EMBER" eval runs/tiny --batches 1 --buckets | grep -q "frequency in training" || fail "eval --buckets table"
 expect_error "--bucket-edges: expected increasing relative frequencies in (0, 1)" \
   "$EMBER" eval runs/tiny --batches 1 --buckets --bucket-edges 1e-4,1e-6
+# Several named data sets in one call: each equals its own single evaluation; the table names them.
+"$EMBER" eval runs/tiny --batches 2 --json --data 'train=data/train_*.bin' >train_only.json || fail "eval --data NAME="
+"$EMBER" eval runs/tiny --batches 2 --json --data 'val=data/val_*.bin' --data 'train=data/train_*.bin' \
+  --buckets >named.json 2>/dev/null || fail "eval with two named data sets"
+"$PY" - <<'PY' || fail "eval with named data sets"
+import json
+one, train, named = json.load(open("eval.json")), json.load(open("train_only.json")), json.load(open("named.json"))
+d = named["datasets"]
+assert [x["data"] for x in d] == ["val", "train"] and "loss" not in named, named
+assert d[0]["loss"] == one["loss"] and d[1]["loss"] == train["loss"] != one["loss"], (d, one, train)
+assert all(sum(b["tokens"] for b in x["buckets"]) == x["tokens"] for x in d), d
+PY
+"$EMBER" eval runs/tiny --batches 1 --data 'a=data/val_*.bin' --data 'b=data/train_*.bin' >table.txt
+grep -qE '^a +256 ' table.txt && grep -qE '^b +256 ' table.txt || { cat table.txt >&2; fail "eval's data set table"; }
+expect_error "--data b: 'nowhere/*.bin' matches no shard file" "$EMBER" eval runs/tiny --data 'a=data/val_*.bin' --data 'b=nowhere/*.bin'
 # inspect: the per-layer table and totals agree with the closed form.
 "$EMBER" inspect e.yaml --json >inspect.json
 "$PY" - <<'PY' || fail "inspect totals are wrong"

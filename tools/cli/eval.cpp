@@ -1,7 +1,9 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <algorithm>
 #include <iostream>
+#include <regex>
 
 #include "cli/commands.h"
 #include "ember/checkpoint/model_loader.h"
@@ -96,6 +98,38 @@ void print_buckets(const std::vector<FrequencyBucket>& buckets) {
                              std::exp(b.loss()));
 }
 
+// One evaluation data set: --data NAME=SPEC (a name repeated adds files to it), plain --data specs
+// together ("data"), or the run's data.val ("val").
+struct EvalData {
+  std::string name, key;
+  std::vector<std::string> specs;
+};
+
+std::vector<EvalData> eval_datasets(const std::vector<std::string>& data, const std::vector<std::string>& val) {
+  if (data.empty()) {
+    if (val.empty()) throw UsageError("eval: the run has no data.val; pass --data SHARDS");
+    return {{"val", "data.val", val}};
+  }
+  static const std::regex named(R"(([A-Za-z_][A-Za-z0-9_.-]*)=(.+))");
+  std::vector<EvalData> out;
+  for (const auto& arg : data) {
+    std::smatch m;
+    const bool has_name = std::regex_match(arg, m, named);
+    const std::string name = has_name ? m[1].str() : "data", spec = has_name ? m[2].str() : arg;
+    auto it = std::find_if(out.begin(), out.end(), [&](const EvalData& d) { return d.name == name; });
+    if (it == out.end()) it = out.insert(out.end(), {name, has_name ? "--data " + name : "--data", {}});
+    it->specs.push_back(spec);
+  }
+  return out;
+}
+
+nlohmann::json result_json(const std::string& name, const BucketedEval& result, bool buckets) {
+  const auto& r = result.total;
+  nlohmann::json j = {{"data", name}, {"loss", r.loss}, {"perplexity", r.perplexity}, {"tokens", r.tokens}};
+  if (buckets) j["buckets"] = buckets_json(result.buckets);
+  return j;
+}
+
 void run_eval(const EvalArgs& args) {
   if (args.buckets) check_bucket_edges(args.edges);
   if (!args.task.empty() && args.task[0] != "choice" && args.task[0] != "lambada")
@@ -107,42 +141,54 @@ void run_eval(const EvalArgs& args) {
     loaded.model->to(device);
     return run_task(args, loaded, device);
   }
-  const auto specs = args.data.empty() ? cfg.data.val : args.data;
-  if (specs.empty()) throw UsageError("eval: the run has no data.val; pass --data SHARDS");
+  const auto datasets = eval_datasets(args.data, cfg.data.val);
   LoaderOptions o;
   o.batch = cfg.train.micro_batch;
   o.seq_len = cfg.train.seq_len;
   o.shuffle = false;
-  auto loader = open_loader(specs, args.data.empty() ? "data.val" : "--data", o, cfg.model.vocab_size);
   const int64_t batches = args.batches >= 0 ? args.batches : cfg.eval.batches;
   const at::Device device(resolve_device(args.device, "--device"));
   loaded.model->to(device);
   const bool bf16 = args.precision.empty() ? cfg.train.precision == Precision::bf16 : args.precision == "bf16";
-  if (!args.logits.empty()) write_first_batch_logits(*loaded.model, *loader, device, args.logits);
-  BucketedEval result;
+  std::vector<int64_t> counts;
   if (args.buckets) {
     if (cfg.data.train.empty()) throw UsageError("eval --buckets: the run has no data.train to count frequencies in");
-    const auto counts = training_token_counts(cfg.data.train, cfg.model.vocab_size);
-    result = evaluate_buckets(*loaded.model, *loader, batches, device, bf16, counts, args.edges);
-  } else {
-    result.total = evaluate_perplexity(*loaded.model, *loader, batches, device, bf16);
+    counts = training_token_counts(cfg.data.train, cfg.model.vocab_size);
   }
-  const auto& r = result.total;
+  std::vector<std::unique_ptr<BatchLoader>> loaders;  // all opened first: a bad one fails before any work
+  for (const auto& d : datasets) loaders.push_back(open_loader(d.specs, d.key, o, cfg.model.vocab_size));
+  if (!args.logits.empty()) write_first_batch_logits(*loaded.model, *loaders.front(), device, args.logits);
+  std::vector<BucketedEval> results;
+  for (auto& loader : loaders)
+    results.push_back(args.buckets ? evaluate_buckets(*loaded.model, *loader, batches, device, bf16, counts, args.edges)
+                                   : BucketedEval{evaluate_perplexity(*loaded.model, *loader, batches, device, bf16), {}});
   if (args.json) {
     nlohmann::json j = {{"checkpoint", loaded.checkpoint_dir.string()},
                         {"step", loaded.step},
-                        {"loss", r.loss},
-                        {"perplexity", r.perplexity},
-                        {"tokens", r.tokens},
                         {"device", device.str()},
                         {"precision", bf16 ? "bf16" : "fp32"}};
-    if (args.buckets) j["buckets"] = buckets_json(result.buckets);
+    auto entries = nlohmann::json::array();
+    for (size_t i = 0; i < datasets.size(); ++i) entries.push_back(result_json(datasets[i].name, results[i], args.buckets));
+    if (datasets.size() == 1) j.update(entries[0]);  // one data set: its numbers at the top level
+    else j["datasets"] = entries;
     std::cout << j.dump() << "\n";
     return;
   }
-  std::cout << fmt::format("checkpoint {} (step {})\nloss {:.4f} nats/token, perplexity {:.3f} over {} tokens\n",
-                           loaded.checkpoint_dir.string(), loaded.step, r.loss, r.perplexity, r.tokens);
-  if (args.buckets) print_buckets(result.buckets);
+  std::cout << fmt::format("checkpoint {} (step {})\n", loaded.checkpoint_dir.string(), loaded.step);
+  if (datasets.size() > 1)
+    std::cout << fmt::format("{:<16} {:>12} {:>9} {:>12}\n", "data", "tokens", "loss", "perplexity");
+  for (size_t i = 0; i < datasets.size(); ++i) {
+    const auto& r = results[i].total;
+    if (datasets.size() > 1)
+      std::cout << fmt::format("{:<16} {:>12} {:>9.4f} {:>12.3f}\n", datasets[i].name, r.tokens, r.loss, r.perplexity);
+    else
+      std::cout << fmt::format("loss {:.4f} nats/token, perplexity {:.3f} over {} tokens\n", r.loss, r.perplexity,
+                               r.tokens);
+    if (args.buckets) {
+      if (datasets.size() > 1) std::cout << datasets[i].name << " by frequency:\n";
+      print_buckets(results[i].buckets);
+    }
+  }
 }
 
 }  // namespace
@@ -154,11 +200,14 @@ void register_eval(CLI::App& app) {
       "  ember eval runs/tiny                      # newest valid checkpoint, the run's data.val\n"
       "  ember eval runs/tiny/checkpoints/step_200 --data data/other/val_*.bin --batches 0 --json\n"
       "  ember eval runs/tiny --buckets --batches 0            # by token frequency, as the Leviathan paper\n"
+      "  ember eval runs/tiny --data val='data/pydoc/val_*.bin' --data kjv='data/kjv/val_*.bin'   # a table\n"
       "  ember eval runs/tiny --task choice hellaswag_val.jsonl  # {context, endings, label} per line\n"
       "  ember eval runs/tiny --task lambada lambada_test.jsonl  # {text} per line: last-word accuracy");
   auto args = std::make_shared<EvalArgs>();
   cmd->add_option("path", args->path, "Run directory or checkpoint directory")->required();
-  cmd->add_option("--data", args->data, "Shard files, directories or globs (default: the run's data.val)");
+  cmd->add_option("--data", args->data,
+                  "Shard files, directories or globs (default: the run's data.val); NAME=GLOB, repeated, "
+                  "evaluates several named data sets in one call");
   cmd->add_option("--batches", args->batches, "Batches to evaluate (0: all; default: eval.batches)");
   cmd->add_flag("--json", args->json, "Print one JSON object");
   cmd->add_option("--device", args->device, "auto (CUDA when available), cpu or cuda")

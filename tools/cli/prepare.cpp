@@ -6,7 +6,7 @@
 namespace ember::cli {
 
 void register_prepare(CLI::App& app) {
-  auto* cmd = app.add_subcommand("prepare", "Turn text into token shards");
+  auto* cmd = app.add_subcommand("prepare", "Turn text into token shards (and task files)");
   cmd->require_subcommand(1);
   auto* bytes = cmd->add_subcommand("bytes", "Byte-level tokens (V = 256, documents separated by 0)");
   bytes->footer(
@@ -20,6 +20,7 @@ void register_prepare(CLI::App& app) {
   bytes->add_option("--ext", opt->extensions, "File extensions taken from directories");
   bytes->add_option("--shard-tokens", opt->shard_tokens, "Tokens per shard")->check(CLI::PositiveNumber);
   register_prepare_text(*cmd);
+  register_prepare_lambada(*cmd);
   bytes->callback([opt] {
     auto s = prepare_bytes(*opt);
     std::cout << fmt::format("{} documents -> {} train tokens, {} val tokens in {} shards under {}\n", s.documents,
