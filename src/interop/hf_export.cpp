@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <optional>
+
 #include "ember/checkpoint/model_loader.h"
 #include "ember/config/json_writer.h"
 #include "ember/data/hf_tokenizer.h"

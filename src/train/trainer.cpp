@@ -324,6 +324,7 @@ void Trainer::resume() {
     // Imported weights (ember import): the model alone; AdamW, the data order and the RNG start afresh.
     restore_components(*ckpt, {{"train", &state_}, {"model", model_state_.get()}});
     state_.weights_only = false;
+    if (metrics_) metrics_->truncate_after(state_.step);  // records of an earlier attempt go
     log::info("starting from the weights of {} ({}): new optimizer state, data from the start",
               ckpt->dir.string(), state_.origin.empty() ? "no origin recorded" : state_.origin);
     return;
