@@ -120,6 +120,7 @@ nlohmann::json report_json(const CapacityReport& r) {
                       {"min_cosine", number_or_null(e.min_cosine)},
                       {"max_cosine", number_or_null(e.max_cosine)},
                       {"seconds", e.seconds}};
+  if (!e.histogram.empty()) j["histogram"] = e.histogram;  // equal bins over [-1, 1]
   j["head"] = r.head.empty() ? nlohmann::json() : nlohmann::json(r.head);
   j["vocabulary_directions"] = r.head.empty() ? nlohmann::json() : nlohmann::json(vocabulary_directions(r));
   const auto features = feature_directions(r);

@@ -52,7 +52,7 @@ void density_outline(const HistogramSeries& s, const View& v, std::vector<double
 
 }  // namespace
 
-void write_cosine_histogram_png(const std::filesystem::path& png, const std::vector<HistogramSeries>& series) {
+void write_cosine_histogram(const std::filesystem::path& png, const std::vector<HistogramSeries>& series) {
   check_plot_path(png);
   if (series.empty()) throw UsageError("--plot: nothing to plot");
   for (const auto& s : series)
@@ -67,8 +67,9 @@ void write_cosine_histogram_png(const std::filesystem::path& png, const std::vec
     v.ymax = std::max(v.ymax, *std::max_element(ys[i].begin(), ys[i].end()));
   }
   const double x0 = -1.0 + v.first * 2.0 / bins, x1 = -1.0 + (v.last + 1) * 2.0 / bins;
-  start_png(png);
-  plenv(x0, x1, 0.0, 1.15 * v.ymax, 0, 0);
+  start_figure(png);
+  const double top = (1.1 + 0.08 * static_cast<double>(series.size())) * v.ymax;  // headroom for the labels
+  plenv(x0, x1, 0.0, top, 0, 0);
   pllab("cosine similarity", "density", "Pairwise cosines: mu dashed, eps = mu + 2 sigma solid");
   static const int kColors[] = {1, 9, 3, 8, 4, 13, 10, 12};  // red, blue, green, brown, ...
   for (size_t i = 0; i < series.size(); ++i) {
@@ -76,7 +77,6 @@ void write_cosine_histogram_png(const std::filesystem::path& png, const std::vec
     plcol0(kColors[i % 8]);
     plwidth(2.0);
     plline(static_cast<PLINT>(xs[i].size()), xs[i].data(), ys[i].data());
-    const double top = 1.15 * v.ymax;
     PLFLT mx[2] = {s.mu, s.mu}, ex[2] = {s.epsilon, s.epsilon}, yy[2] = {0.0, top};
     pllsty(2);
     plline(2, mx, yy);
@@ -85,9 +85,9 @@ void write_cosine_histogram_png(const std::filesystem::path& png, const std::vec
     plwidth(1.0);
     const std::string text =
         fmt::format("{}{}: mu {:.4f}, eps {:.4f}", s.label, s.sampled ? " (sampled)" : "", s.mu, s.epsilon);
-    plptex(x1 - 0.02 * (x1 - x0), top * (0.95 - 0.06 * i), 1.0, 0.0, 1.0, text.c_str());
+    plptex(x1 - 0.02 * (x1 - x0), top - v.ymax * 0.08 * (static_cast<double>(i) + 0.8), 1.0, 0.0, 1.0, text.c_str());
   }
-  finish_png(png);
+  finish_figure(png);
 #endif
 }
 

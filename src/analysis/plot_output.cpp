@@ -16,6 +16,15 @@ bool plotting_available() {
 #endif
 }
 
+namespace {
+
+const char* device_for(const std::filesystem::path& figure) {
+  const auto ext = figure.extension().string();
+  return ext == ".png" ? "pngcairo" : ext == ".svg" ? "svgcairo" : nullptr;
+}
+
+}  // namespace
+
 void check_plot_path(const std::filesystem::path& png) {
   if (!plotting_available())
     throw UsageError(
@@ -24,11 +33,13 @@ void check_plot_path(const std::filesystem::path& png) {
   const auto parent = std::filesystem::absolute(png).parent_path();
   if (!std::filesystem::is_directory(parent))
     throw UsageError("--plot: directory '" + parent.string() + "' does not exist");
+  if (!device_for(png))
+    throw UsageError("--plot: '" + png.string() + "': expected a .png or .svg file name");
 }
 
-void start_png(const std::filesystem::path& png) {
+void start_figure(const std::filesystem::path& png) {
 #ifdef EMBER_HAVE_PLPLOT
-  plsdev("pngcairo");
+  plsdev(device_for(png));
   plsfnam(png.string().c_str());
   plspage(0, 0, 1200, 750, 0, 0);
   plscolbg(255, 255, 255);
@@ -40,7 +51,7 @@ void start_png(const std::filesystem::path& png) {
 #endif
 }
 
-void finish_png(const std::filesystem::path& png) {
+void finish_figure(const std::filesystem::path& png) {
 #ifdef EMBER_HAVE_PLPLOT
   plend();
 #endif

@@ -12,9 +12,9 @@
 #include <set>
 #include <sstream>
 
-#include "ember/analysis/line_plot.h"
 #include "ember/analysis/plot_output.h"
 #include "ember/checkpoint/run_config.h"
+#include "ember/experiment/report_figures.h"
 #include "ember/model/summary.h"
 #include "ember/util/error.h"
 #include "ember/util/files.h"
@@ -53,6 +53,8 @@ double median(std::vector<double> v) {
 void read_buckets(const nlohmann::json& buckets, RunResult& r) {
   for (const auto& b : buckets) {  // ordered from the rarest tokens to the most frequent
     if (b.at("tokens").get<int64_t>() == 0) continue;
+    const auto range = b.value("range", fmt::format("bucket {}", r.buckets.size() + 1));  // as ember eval names it
+    r.buckets.push_back({range, b.at("tokens").get<double>(), b.at("perplexity").get<double>()});
     if (r.rare_ppl < 0) r.rare_ppl = b.at("perplexity").get<double>();
     r.frequent_ppl = b.at("perplexity").get<double>();
   }
@@ -109,15 +111,25 @@ RunResult read_run(const fs::path& dir) {
     } else if (kind == "eval") {
       r.val_loss = m.at("val_loss").get<double>(), r.val_ppl = m.at("val_ppl").get<double>();
       r.val_curve.emplace_back(m.at("step").get<double>(), r.val_loss);
+    } else if (kind == "capacity" && m.contains("input_epsilon")) {
+      r.tied = m.value("tied", false);
+      r.epsilon_curve.push_back({m.at("step").get<double>(), m.at("input_epsilon").get<double>(),
+                                 m.value("head_epsilon", m.at("input_epsilon").get<double>())});
     }
   }
   if (rates.empty()) throw UsageError("report: " + (dir / "metrics.jsonl").string() + " has no training records");
   for (auto& point : r.val_curve) point.first *= r.tokens / r.steps;  // steps -> tokens
+  for (auto& point : r.epsilon_curve) point.tokens *= r.tokens / r.steps;
   r.tokens_per_s = median(std::vector<double>(rates.begin() + static_cast<long>(rates.size() / 2), rates.end()));
   if (fs::is_regular_file(dir / "eval.json")) {  // the sweep's full evaluation of the final checkpoint
     const auto ev = nlohmann::json::parse(read_text_file(dir / "eval.json"));
     r.val_loss = ev.at("loss").get<double>(), r.val_ppl = ev.at("perplexity").get<double>();
     if (ev.contains("buckets")) read_buckets(ev.at("buckets"), r);
+    if (ev.contains("capacity") && ev.at("capacity").contains("histogram")) {
+      const auto& c = ev.at("capacity");
+      r.cosine_histogram = c.at("histogram").get<std::vector<int64_t>>();
+      r.capacity_mu = c.at("mu").get<double>(), r.capacity_epsilon = c.at("epsilon").get<double>();
+    }
     if (ev.contains("tasks"))
       for (const auto& [name, t] : ev.at("tasks").items()) {
         r.tasks[name + " acc"] = t.at("accuracy").get<double>();
@@ -249,33 +261,12 @@ std::string report_csv(const Report& report) {
   return csv.str();
 }
 
-namespace {
-
-void plot_curves(const std::vector<RunResult>& runs, const fs::path& png, const char* what, bool validation) {
-  LineChart chart{fmt::format("{} loss", what), "tokens", "loss (nats/token)", 1e300, -1e300, {}};
-  for (const auto& r : runs) {
-    const auto& curve = validation ? r.val_curve : r.train_curve;
-    if (curve.empty()) continue;
-    LineSeries s{run_name(r.dir), {}, {}};
-    for (const auto& [x, y] : curve) s.x.push_back(x), s.y.push_back(y), chart.y_min = std::min(chart.y_min, y),
-                                       chart.y_max = std::max(chart.y_max, y);
-    chart.series.push_back(std::move(s));
-  }
-  if (chart.series.empty()) return;
-  const double pad = 0.05 * std::max(chart.y_max - chart.y_min, 1e-3);
-  chart.y_min -= pad, chart.y_max += pad;
-  write_line_chart_png(png, chart);
-}
-
-}  // namespace
-
 void write_report(const Report& report, const std::vector<RunResult>& runs, const fs::path& dir) {
   fs::create_directories(dir);
-  write_file_atomic(dir / "report.md", report_markdown(report));
+  std::vector<ReportFigure> figures;
+  if (plotting_available()) figures = write_report_figures(report, runs, dir);
+  write_file_atomic(dir / "report.md", report_markdown(report) + figures_markdown(figures));
   write_file_atomic(dir / "report.csv", report_csv(report));
-  if (!plotting_available()) return;
-  plot_curves(runs, dir / "train_loss.png", "training", false);
-  plot_curves(runs, dir / "val_loss.png", "validation", true);
 }
 
 }  // namespace ember

@@ -142,7 +142,9 @@ SweepSpec load_sweep(const std::string& path) {
   if (root["evals"])
     for (const auto& e : r.strings(root["evals"], "evals")) {
       if (e == "buckets") spec.buckets = true;
-      else if (e != "perplexity") r.fail("evals", "unknown evaluation '" + e + "' (evaluations: perplexity, buckets)");
+      else if (e == "capacity") spec.capacity = true;
+      else if (e != "perplexity")
+        r.fail("evals", "unknown evaluation '" + e + "' (evaluations: perplexity, buckets, capacity)");
     }
   if (root["eval_batches"]) spec.eval_batches = std::stoll(r.scalar(root["eval_batches"], "eval_batches"));
   if (root["tasks"]) read_tasks(r, root["tasks"], spec);

@@ -9,12 +9,12 @@ write_tiny_config base.yaml data
 cat >s.yaml <<'YAML'
 out: sw
 configs: [base.yaml]
-set: {train.steps: 20, eval.every: 10, checkpoint.every: 10, log.every: 5}
+set: {train.steps: 20, eval.every: 10, checkpoint.every: 10, log.every: 5, eval.capacity_every: 10}
 grid:
   model.mixer.kind: [attention, short_conv]
 seeds: [1, 2]
 baseline: attention
-evals: [perplexity, buckets]
+evals: [perplexity, buckets, capacity]
 YAML
 "$EMBER" sweep s.yaml --dry-run >dry.txt || fail "dry run failed"
 [ "$(wc -l <dry.txt)" -eq 4 ] || { cat dry.txt >&2; fail "dry run should list 4 members"; }
@@ -56,10 +56,32 @@ cp sw/report.csv first.csv
 "$EMBER" sweep s.yaml >again.out 2>&1 || fail "second sweep failed"
 [ "$(grep -c 'complete, skipped' again.out)" -eq 4 ] || { cat again.out >&2; fail "complete members were not skipped"; }
 diff -q first.csv sw/report.csv >/dev/null || fail "the report changed without training"
-# ember report on the same runs prints the same table.
+# The figures, PNG and SVG, linked from report.md; the capacity evaluation's histogram in eval.json.
+for fig in val_loss_bars val_loss train_loss bucket_ppl epsilon cosine_histogram; do
+  [ "$(head -c 8 sw/$fig.png | od -An -tx1 | tr -d ' \n')" = "89504e470d0a1a0a" ] || fail "sw/$fig.png is not a PNG"
+  [ "$(stat -c %s sw/$fig.png)" -gt 10000 ] || fail "sw/$fig.png is suspiciously small"
+  grep -q "<svg" sw/$fig.svg || fail "sw/$fig.svg is not an SVG"
+  grep -qF "]($fig.png) ([SVG]($fig.svg))" sw/report.md || fail "report.md does not link $fig"
+done
+"$PY" - <<'PY' || fail "eval.json's capacity disagrees with its histogram"
+import json
+c = json.load(open("sw/attention_seed1/eval.json"))["capacity"]
+h = c["histogram"]
+assert len(h) == 2000 and sum(h) == c["pairs"] == c["V"] * (c["V"] - 1) // 2, (len(h), sum(h), c["pairs"])
+mu = sum(n * (-1 + (i + 0.5) * 0.001) for i, n in enumerate(h)) / sum(h)  # bin centres: mu within a bin width
+assert abs(mu - c["mu"]) < 1e-3 and c["epsilon"] > c["mu"], (mu, c["mu"])
+eps = [json.loads(l) for l in open("sw/attention_seed1/metrics.jsonl") if '"kind":"capacity"' in l]
+assert [e["step"] for e in eps] == [10, 20], eps
+PY
+# ember report on the same runs prints the same table (and with --out writes the same report.md).
 "$EMBER" report sw/attention_seed1 sw/attention_seed2 sw/short_conv_seed1 sw/short_conv_seed2 --baseline attention \
   >report.md || fail "ember report failed"
-diff -q report.md sw/report.md >/dev/null || fail "ember report differs from the sweep's report.md"
+[ "$(sed '/^## Figures/,$d' sw/report.md)" = "$(cat report.md)" ] || fail "ember report differs from the sweep's report.md"
+"$EMBER" report sw/attention_seed1 sw/attention_seed2 sw/short_conv_seed1 sw/short_conv_seed2 --baseline attention \
+  --out rebuilt >rebuilt.md || fail "ember report --out failed"
+diff -q rebuilt/report.md sw/report.md >/dev/null && diff -q rebuilt.md sw/report.md >/dev/null \
+  || fail "ember report --out differs from the sweep's report.md"
+diff -q rebuilt/report.csv sw/report.csv >/dev/null || fail "ember report --out wrote another report.csv"
 # Two at a time, each member's output in its log.
 # (with a multiple-choice task whose bytes lie inside the synthetic vocabulary of 64)
 printf '%s\n' '{"context": "0123", "endings": ["45", "9"], "label": 0}' '{"context": "5", "endings": ["6", "7"], "label": 1}' >mc.jsonl
@@ -83,6 +105,17 @@ grep -Eq "^ +threads: [1-9]" sw2/attention/config.yaml || fail "parallel members
 grep -q -- "#SBATCH --array=0-3" sw/sweep.sbatch || fail "sbatch array range wrong"
 grep -q -- "#SBATCH --gres=gpu:1" sw/sweep.sbatch || fail "sbatch option missing"
 grep -q 'sweep s.yaml --member "$SLURM_ARRAY_TASK_ID"' sw/sweep.sbatch || fail "sbatch does not run one member per task"
+# Each member through ember launch: 2 data-parallel ranks (the launcher's rank-prefixed output).
+sed -e 's/^out: sw/out: sw3/' -e 's/^seeds: .*/seeds: [5]/' -e 's/train.steps: 20/train.steps: 4, optim.warmup_steps: 2/' \
+  -e 's/^evals: .*/evals: [perplexity]/' -e 's/kind: \[attention, short_conv\]/kind: [attention]/' s.yaml >s3.yaml
+"$EMBER" sweep s3.yaml --launch 2 --dry-run | grep -q "ember launch -n 2 -- .*ember train -c base.yaml" \
+  || fail "--launch does not wrap the training command"
+"$EMBER" sweep s3.yaml --launch 2 >launch.out 2>&1 || { cat launch.out >&2; fail "sweep --launch 2 failed"; }
+grep -q "\[rank 0\] .*distributed: 2 ranks (2 per node) over gloo" launch.out \
+  || { cat launch.out >&2; fail "the member did not train on 2 ranks"; }
+[ -f sw3/attention/eval.json ] || fail "the launched member was not evaluated"
+"$EMBER" sweep s3.yaml --launch 2 --emit slurm >/dev/null && grep -q -- '--member "$SLURM_ARRAY_TASK_ID" --launch 2' sw3/sweep.sbatch \
+  || fail "--emit slurm drops --launch"
 # Bad sweeps fail with the key named, before anything is created.
 printf 'out: bad_out\nconfigs: [base.yaml]\ngrid: {model.d_modl: [32]}\n' >bad.yaml
 rc=0; "$EMBER" sweep bad.yaml >out.txt 2>err.txt || rc=$?
@@ -94,7 +127,7 @@ expect_error "--member 9 is out of range" "$EMBER" sweep s.yaml --member 9
 expect_error "not found" "$EMBER" sweep missing.yaml
 expect_error "report: --baseline 'lev' is none of the members" "$EMBER" report sw/attention_seed1 --baseline lev
 # Every sweep file shipped in sweeps/ reads and its members' configs resolve.
-for f in "$EMBER_SOURCE_DIR"/sweeps/*.yaml; do
+for f in "$EMBER_SOURCE_DIR"/configs/sweeps/*.yaml; do
   (cd "$EMBER_SOURCE_DIR" && "$EMBER" sweep "$f" --dry-run >/dev/null) || fail "$f does not resolve"
 done
 echo "sweep and report OK"

@@ -3,10 +3,15 @@
 // baseline, from run directories written here with known numbers.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <cmath>
 #include <fstream>
 
+#include "ember/analysis/bar_chart.h"
+#include "ember/analysis/plot_output.h"
 #include "ember/checkpoint/run_config.h"
+#include "ember/experiment/report_figures.h"
 #include "ember/experiment/run_report.h"
 #include "ember/experiment/sweep_spec.h"
 #include "ember/util/error.h"
@@ -148,4 +153,54 @@ TEST(Report, SeedsArePooledAndChangesAreAgainstTheBaselineMean) {
   EXPECT_NE(md.find("| 0.6000 ± 0.1414 |"), std::string::npos) << md;
   EXPECT_THROW(ember::make_report(runs, "lev"), ember::UsageError);
   EXPECT_THROW(ember::read_run(dir / "none"), ember::UsageError);
+}
+
+TEST(Report, FigureInputsAreReadAndEveryFigureIsWrittenAsPngAndSvg) {
+  const auto dir = scratch_dir("report", "figures");
+  write_run(dir / "tied", "attention", 2.0, 1.0, 10.0, 100, 0.5);
+  write_text(dir / "tied", "metrics.jsonl",
+             "{\"kind\":\"train\",\"step\":10,\"tokens\":1000,\"loss\":9.0,\"tokens_per_s\":1.0}\n"
+             "{\"kind\":\"capacity\",\"step\":10,\"tied\":false,\"input_epsilon\":0.3,\"head_epsilon\":0.5}\n"
+             "{\"kind\":\"train\",\"step\":20,\"tokens\":2000,\"loss\":8.0,\"tokens_per_s\":1.0}\n"
+             "{\"kind\":\"eval\",\"step\":20,\"val_loss\":8.5,\"val_ppl\":4914.8}\n"
+             "{\"kind\":\"capacity\",\"step\":20,\"tied\":false,\"input_epsilon\":0.4,\"head_epsilon\":0.6}\n");
+  std::vector<int64_t> histogram(2000, 0);
+  histogram[1000] = 5, histogram[1200] = 1;
+  nlohmann::json ev = {{"loss", 1.0}, {"perplexity", std::exp(1.0)}, {"tokens", 100},
+                       {"buckets", {{{"range", "< 1e-06"}, {"tokens", 0}, {"perplexity", 1.0}},
+                                    {{"range", "1e-06 .. 1e-05"}, {"tokens", 40}, {"perplexity", 30.0}},
+                                    {{"range", ">= 1e-05"}, {"tokens", 60}, {"perplexity", 3.0}}}},
+                       {"capacity", {{"histogram", histogram}, {"mu", 0.03}, {"epsilon", 0.19}}}};
+  write_text(dir / "tied", "eval.json", ev.dump());
+  const auto run = ember::read_run(dir / "tied");
+  ASSERT_EQ(run.buckets.size(), 2u);  // the empty bucket is not drawn
+  EXPECT_EQ(run.buckets[0].range, "1e-06 .. 1e-05");
+  EXPECT_EQ(run.buckets[0].tokens, 40);
+  EXPECT_EQ(run.buckets[1].perplexity, 3.0);
+  ASSERT_EQ(run.epsilon_curve.size(), 2u);
+  EXPECT_EQ(run.epsilon_curve[1].tokens, 2000);  // step 20 at 100 tokens per step
+  EXPECT_EQ(run.epsilon_curve[0].input, 0.3);
+  EXPECT_EQ(run.epsilon_curve[1].head, 0.6);
+  EXPECT_FALSE(run.tied);
+  EXPECT_EQ(run.cosine_histogram, histogram);
+  EXPECT_EQ(run.capacity_epsilon, 0.19);
+  if (!ember::plotting_available()) return;
+  const auto out = dir / "out";
+  std::filesystem::create_directories(out);
+  const auto figures = ember::write_report_figures(ember::make_report({run}, ""), {run}, out);
+  std::vector<std::string> names;
+  for (const auto& f : figures) names.push_back(f.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"val_loss_bars", "val_loss", "train_loss", "bucket_ppl", "epsilon",
+                                             "cosine_histogram"}));
+  for (const auto& name : names)
+    for (const char* ext : {".png", ".svg"})
+      EXPECT_GT(std::filesystem::file_size(out / (name + ext)), 1000u) << name << ext;
+  EXPECT_NE(ember::figures_markdown(figures).find("![Perplexity per frequency bucket](bucket_ppl.png) ([SVG](bucket_ppl.svg))"),
+            std::string::npos);
+  ember::BarChart bad{"t", "y", {"a"}, {{"s", {-1.0}, {}}}, true, true};
+  EXPECT_THROW(ember::write_bar_chart(out / "bad.png", bad), ember::UsageError);  // non-positive on a log axis
+  bad.log_y = false;
+  EXPECT_THROW(ember::write_bar_chart(out / "bad.pdf", bad), ember::UsageError);  // neither .png nor .svg
+  bad.series[0].values = {1.0, 2.0};
+  EXPECT_THROW(ember::write_bar_chart(out / "bad.png", bad), ember::UsageError);  // not one value per category
 }

@@ -38,7 +38,7 @@ void plot_alignment(const std::string& png, const AlignmentResult& result, const
     chart.y_min = std::min({chart.y_min, l.mlp_cos - 0.05, l.mixer_cos - 0.05});
   }
   chart.series = {mlp, mixer};
-  write_line_chart_png(png, chart);
+  write_line_chart(png, chart);
 }
 
 // The checkpoint's model and an in-order loader over --data (checked against its vocabulary); the

@@ -77,7 +77,7 @@ void run_capacity(const CapacityArgs& a) {
     for (const auto& r : reports)
       series.push_back({r.input, r.estimate.histogram, r.estimate.mu, r.estimate.epsilon(),
                         r.estimate.method == EpsilonMethod::kSampled});
-    write_cosine_histogram_png(a.plot, series);
+    write_cosine_histogram(a.plot, series);
     log::info("capacity: wrote the cosine histogram to {}", a.plot);
   }
   if (a.json) return print_json_array(reports, report_json);

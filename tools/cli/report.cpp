@@ -3,6 +3,7 @@
 
 #include "cli/commands.h"
 #include "ember/experiment/run_report.h"
+#include "ember/util/files.h"
 
 namespace ember::cli {
 namespace {
@@ -17,8 +18,12 @@ void run_report(const ReportArgs& args) {
   std::vector<RunResult> runs;
   for (const auto& dir : args.runs) runs.push_back(read_run(dir));
   const auto report = make_report(runs, args.baseline);
-  if (!args.out.empty()) write_report(report, runs, args.out);
-  std::cout << report_markdown(report);
+  if (args.out.empty()) {
+    std::cout << report_markdown(report);
+    return;
+  }
+  write_report(report, runs, args.out);
+  std::cout << read_text_file(std::filesystem::path(args.out) / "report.md");  // with its figures' links
 }
 
 }  // namespace
@@ -28,12 +33,13 @@ void register_report(CLI::App& app) {
   cmd->footer(
       "Examples:\n"
       "  ember report runs/tied runs/lev --baseline tied\n"
-      "  ember report runs/sweep/*/ --out runs/sweep     # report.md, report.csv, loss curves\n"
+      "  ember report runs/sweep/*/ --out runs/sweep     # report.md, report.csv and the figures\n"
       "Runs whose names differ only by _seed<N> are pooled (mean and standard deviation).");
   auto args = std::make_shared<ReportArgs>();
   cmd->add_option("runs", args->runs, "Run directories")->required();
   cmd->add_option("--baseline", args->baseline, "The member the others are compared with (default: the first)");
-  cmd->add_option("--out", args->out, "Also write report.md, report.csv and loss-curve PNGs there");
+  cmd->add_option("--out", args->out,
+                  "Also write report.md, report.csv and the figures (PNG and SVG: losses, buckets, epsilon) there");
   cmd->callback([args] { run_report(*args); });
 }
 

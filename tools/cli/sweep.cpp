@@ -25,6 +25,7 @@ struct SweepArgs {
   std::string file;
   int64_t parallel = 1;
   int64_t member = -1;
+  int64_t launch = 0;  // > 0: each member trains as `ember launch -n N -- ember train ...`
   std::string emit;
   std::vector<std::string> sbatch_options;
   bool dry_run = false;
@@ -37,14 +38,17 @@ enum class Outcome { done, failed, interrupted };
 
 class SweepRunner {
  public:
-  SweepRunner(const SweepSpec& spec, int64_t parallel) : spec_(spec), parallel_(parallel) {
+  SweepRunner(const SweepSpec& spec, int64_t parallel, int64_t launch)
+      : spec_(spec), parallel_(parallel), launch_(launch) {
     const int64_t cores = std::max<int64_t>(1, std::thread::hardware_concurrency());
-    threads_ = parallel > 1 ? std::max<int64_t>(1, cores / parallel) : 0;
+    const int64_t processes = parallel * std::max<int64_t>(launch, 1);
+    threads_ = processes > 1 ? std::max<int64_t>(1, cores / processes) : 0;
   }
 
   std::vector<std::string> train_command(const SweepMember& m) const {
     const auto dir = run_dir(m);
     std::vector<std::string> cmd{self_executable(), "train"};
+    if (launch_ > 0) cmd = {self_executable(), "launch", "-n", std::to_string(launch_), "--", self_executable(), "train"};
     if (fs::exists(dir / "checkpoints") && !fs::is_empty(dir / "checkpoints")) {
       cmd.insert(cmd.end(), {"--resume", "--run-dir", dir.string()});
     } else {
@@ -85,6 +89,13 @@ class SweepRunner {
       results["tasks"][task.name] = nlohmann::json::parse(read_text_file(out));
       fs::remove(out);
     }
+    if (spec_.capacity) {
+      const auto out = dir / "capacity.json.tmp";
+      const int crc = run_child({self_executable(), "capacity", dir.string(), "--json"}, log, out.string());
+      if (crc != 0) return say(m, fmt::format("capacity failed (exit {})", crc)), Outcome::failed;
+      results["capacity"] = nlohmann::json::parse(read_text_file(out)).at(0);
+      fs::remove(out);
+    }
     write_file_atomic(dir / "eval.json", results.dump());  // last: its presence marks the member complete
     fs::remove(tmp);
     say(m, "complete");
@@ -107,7 +118,7 @@ class SweepRunner {
   }
 
   const SweepSpec& spec_;
-  int64_t parallel_, threads_ = 0;
+  int64_t parallel_, launch_, threads_ = 0;
   std::mutex print_;
 };
 
@@ -128,8 +139,9 @@ void emit_slurm(const SweepArgs& args, const SweepSpec& spec, size_t members) {
       "#SBATCH --job-name=ember-sweep\n#SBATCH --array=0-{2}\n#SBATCH --output={3}/logs/slurm_%a.out\n",
       shell_quote(args.file), shell_quote(script.string()), members - 1, fs::absolute(spec.out).string());
   for (const auto& o : args.sbatch_options) text += "#SBATCH " + o + "\n";
-  text += fmt::format("cd {}\nexec {} sweep {} --member \"$SLURM_ARRAY_TASK_ID\"\n",
-                      shell_quote(fs::current_path().string()), shell_quote(self_executable()), shell_quote(args.file));
+  text += fmt::format("cd {}\nexec {} sweep {} --member \"$SLURM_ARRAY_TASK_ID\"{}\n",
+                      shell_quote(fs::current_path().string()), shell_quote(self_executable()), shell_quote(args.file),
+                      args.launch > 0 ? fmt::format(" --launch {}", args.launch) : "");
   write_file_atomic(script, text);
   std::cout << fmt::format("wrote {} ({} members); submit it with: sbatch {}\n", script.string(), members, script.string());
 }
@@ -166,7 +178,7 @@ void run_sweep(const SweepArgs& args) {
     throw UsageError(fmt::format("sweep: --member {} is out of range: the sweep has {} members (0 .. {})", args.member,
                                  members.size(), members.size() - 1));
   if (args.emit == "slurm") return emit_slurm(args, spec, members.size());
-  SweepRunner runner(spec, args.parallel);
+  SweepRunner runner(spec, args.parallel, args.launch);
   if (args.dry_run) {
     for (size_t i = 0; i < members.size(); ++i) {
       std::vector<std::string> quoted;
@@ -199,10 +211,11 @@ void register_sweep(CLI::App& app) {
   auto* cmd = app.add_subcommand("sweep", "Train and evaluate every member of a sweep file, then write its report");
   cmd->footer(
       "Examples:\n"
-      "  ember sweep sweeps/mixers_cpu.yaml                   # one member after another\n"
-      "  ember sweep sweeps/mixers_cpu.yaml --parallel 2      # two at a time, CPU threads split\n"
-      "  ember sweep sweeps/mixers_cpu.yaml --dry-run         # the members and their commands\n"
-      "  ember sweep sweeps/leviathan_1b.yaml --emit slurm --sbatch-option=--gres=gpu:1\n"
+      "  ember sweep configs/sweeps/mixers-cpu.yaml                   # one member after another\n"
+      "  ember sweep configs/sweeps/mixers-cpu.yaml --parallel 2      # two at a time, CPU threads split\n"
+      "  ember sweep configs/sweeps/mixers-cpu.yaml --dry-run         # the members and their commands\n"
+      "  ember sweep configs/sweeps/tapered-cpu.yaml --launch 2       # each member on 2 data-parallel ranks\n"
+      "  ember sweep configs/sweeps/leviathan-1.2b.yaml --emit slurm --sbatch-option=--gres=gpu:1\n"
       "A complete member (its eval.json exists) is skipped; an interrupted one resumes from its last\n"
       "checkpoint. Runs go to <out>/<member>; the report to <out>/report.md and report.csv.");
   auto args = std::make_shared<SweepArgs>();
@@ -212,6 +225,9 @@ void register_sweep(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   cmd->add_option("--member", args->member, "Run only member I (0-based; what each array task of --emit slurm runs)")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--launch", args->launch,
+                  "Train each member data-parallel as `ember launch -n N -- ember train ...` (N ranks here)")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--emit", args->emit, "Write <out>/sweep.sbatch, a Slurm array with one task per member, and stop")
       ->check(CLI::IsMember({"slurm"}));
   cmd->add_option("--sbatch-option", args->sbatch_options, "An #SBATCH line for --emit slurm (repeatable)");

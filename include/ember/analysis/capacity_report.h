@@ -39,7 +39,7 @@ double vocabulary_directions(const CapacityReport& r);
 std::optional<CapacityBound> feature_directions(const CapacityReport& r);
 
 nlohmann::json bounds_json(const CapacityBounds& b);  // class and labelled bounds
-nlohmann::json report_json(const CapacityReport& r);  // everything, histogram excluded
+nlohmann::json report_json(const CapacityReport& r);  // everything; "histogram": bin counts over [-1, 1] when computed
 std::string bounds_table(const std::vector<CapacityBounds>& rows);
 std::string comparison_table(const std::vector<CapacityReport>& reports);
 std::string formulas_legend(const FullFormConstants& constants);

@@ -1,6 +1,6 @@
 // The paper's figure: a histogram of the pairwise cosine similarities of an embedding matrix with
 // mu and epsilon = mu + 2 sigma marked; several matrices are overlaid (as densities) for comparison.
-// Written as PNG with PLplot's pngcairo device.
+// Written as PNG or SVG by the file's extension (plot_output.h).
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -19,6 +19,6 @@ struct HistogramSeries {
 };
 
 // Throws UsageError when plotting is unavailable or a series has no histogram; Error on failure.
-void write_cosine_histogram_png(const std::filesystem::path& png, const std::vector<HistogramSeries>& series);
+void write_cosine_histogram(const std::filesystem::path& figure, const std::vector<HistogramSeries>& series);
 
 }  // namespace ember

@@ -1,5 +1,5 @@
-// Line charts as PNG (PLplot's pngcairo device): one or more labelled series of (x, y) points on
-// shared axes, e.g. per-layer residual alignment of a checkpoint.
+// Line charts as PNG or SVG (by the file's extension; plot_output.h): one or more labelled series of
+// (x, y) points on shared axes, e.g. per-layer residual alignment of a checkpoint or loss curves.
 #pragma once
 #include <filesystem>
 #include <string>
@@ -10,6 +10,8 @@ namespace ember {
 struct LineSeries {
   std::string label;
   std::vector<double> x, y;
+  int color = -1;  // index into the chart palette; -1: the series' position
+  bool dashed = false;
 };
 
 struct LineChart {
@@ -19,6 +21,6 @@ struct LineChart {
 };
 
 // Throws as check_plot_path (plot_output.h), UsageError for an empty chart, Error when PLplot writes nothing.
-void write_line_chart_png(const std::filesystem::path& png, const LineChart& chart);
+void write_line_chart(const std::filesystem::path& figure, const LineChart& chart);
 
 }  // namespace ember

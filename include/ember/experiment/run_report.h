@@ -4,6 +4,7 @@
 // perplexities when evaluated, tokens/s, and each metric relative to a baseline member. Written as
 // report.md, report.csv and, with PLplot, loss curves.
 #pragma once
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -20,6 +21,18 @@ struct RunResult {
   double rare_ppl = -1, frequent_ppl = -1;  // least / most frequent bucket with tokens; -1: not evaluated
   std::map<std::string, double> tasks;      // "<task> acc" (and "<task> acc_norm" for choice) -> value
   std::vector<std::pair<double, double>> val_curve, train_curve;  // (tokens, loss)
+  struct Bucket {
+    std::string range;  // the frequency range, as ember eval prints it
+    double tokens = 0, perplexity = 0;
+  };
+  std::vector<Bucket> buckets;  // eval.json's frequency buckets, rarest first
+  struct Epsilon {
+    double tokens = 0, input = 0, head = 0;
+  };
+  std::vector<Epsilon> epsilon_curve;  // eval.capacity_every records (sampled epsilon during training)
+  bool tied = false;                   // the head is the input table (its epsilon is the input's)
+  std::vector<int64_t> cosine_histogram;  // eval.json's capacity: the input embedding's pairwise cosines
+  double capacity_mu = 0, capacity_epsilon = 0;
 };
 
 // Reads dir/config.yaml, metrics.jsonl and (when present) eval.json, the full evaluation a sweep
@@ -51,8 +64,8 @@ struct Report {
 Report make_report(const std::vector<RunResult>& runs, const std::string& baseline);
 std::string report_markdown(const Report& report);
 std::string report_csv(const Report& report);
-// report.md and report.csv (and train_loss.png / val_loss.png when PLplot is there) in `dir`,
-// each written whole or not at all.
+// report.md and report.csv in `dir`, each written whole or not at all, and with PLplot the figures
+// of report_figures.h (PNG and SVG), linked from report.md.
 void write_report(const Report& report, const std::vector<RunResult>& runs, const std::filesystem::path& dir);
 
 }  // namespace ember

@@ -30,6 +30,7 @@ struct SweepSpec {
   std::vector<int64_t> seeds;  // empty: the config's train.seed
   std::string baseline;        // a member (group) name; empty: the first
   bool buckets = false;        // evals: [perplexity, buckets]
+  bool capacity = false;       // evals: [capacity]: exact epsilon and cosine histogram of the input embedding
   int64_t eval_batches = 0;    // 0: the whole validation set
   struct Task {
     std::string name, kind, file;  // kind: choice | lambada (ember eval --task)
