@@ -41,7 +41,9 @@ int main(int argc, char** argv) {
       return 2;
     }
     try {
-      model = ember::load_config({base, spec.substr(eq + 1)}, {"model.max_seq_len=" + std::to_string(T)}).model;
+      model = ember::load_config({base, spec.substr(eq + 1)},
+                                {"model.max_seq_len=" + std::to_string(T), "train.seq_len=" + std::to_string(T)})
+                  .model;
     } catch (const ember::Error& e) {
       std::cerr << "ember_mixer_step_bench: " << e.what() << "\n";
       return 2;

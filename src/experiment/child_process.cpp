@@ -15,7 +15,14 @@ extern char** environ;
 
 namespace ember {
 
-std::string self_executable() { return std::filesystem::read_symlink("/proc/self/exe").string(); }
+std::string self_executable() {
+  auto path = std::filesystem::read_symlink("/proc/self/exe").string();
+  // Rebuilt while running (a sweep outlives a `make`): the kernel marks the old file; the path now
+  // holds the new build, which is what the next member should run.
+  const std::string deleted = " (deleted)";
+  if (path.ends_with(deleted)) path.resize(path.size() - deleted.size());
+  return path;
+}
 
 pid_t spawn_child(const std::vector<std::string>& argv, const std::string& output, const std::string& stdout_file) {
   posix_spawn_file_actions_t actions;

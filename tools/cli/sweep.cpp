@@ -151,7 +151,12 @@ std::vector<Outcome> run_members(SweepRunner& runner, const std::vector<SweepMem
   std::vector<Outcome> outcomes(members.size(), Outcome::interrupted);
   std::atomic<size_t> next{0};
   auto worker = [&] {
-    for (size_t i; !g_stop && (i = next++) < members.size();) outcomes[i] = runner.run(members[i]);
+    for (size_t i; !g_stop && (i = next++) < members.size();) try {
+        outcomes[i] = runner.run(members[i]);
+      } catch (const std::exception& e) {  // one member's trouble (a missing file, a bad eval.json) is its own
+        std::cerr << fmt::format("== {}: {}", members[i].name, e.what()) << std::endl;
+        outcomes[i] = Outcome::failed;
+      }
   };
   std::vector<std::thread> pool;
   for (int64_t t = 0; t < std::min<int64_t>(parallel, static_cast<int64_t>(members.size())); ++t) pool.emplace_back(worker);
