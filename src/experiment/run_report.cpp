@@ -50,12 +50,21 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+// The "rare" bucket of the report: the rarest with at least min(1000, 10% of the evaluated) tokens,
+// so a handful of tokens (whose perplexity is uncertain by a factor of several) does not stand
+// for the rare vocabulary; the "frequent" one: the most frequent non-empty bucket.
+constexpr double kRareBucketTokens = 1000;
+
 void read_buckets(const nlohmann::json& buckets, RunResult& r) {
+  double total = 0;
+  for (const auto& b : buckets) total += b.at("tokens").get<double>();
+  const double enough = std::min(kRareBucketTokens, 0.1 * total);
   for (const auto& b : buckets) {  // ordered from the rarest tokens to the most frequent
-    if (b.at("tokens").get<int64_t>() == 0) continue;
+    const double tokens = b.at("tokens").get<double>();
+    if (tokens == 0) continue;
     const auto range = b.value("range", fmt::format("bucket {}", r.buckets.size() + 1));  // as ember eval names it
-    r.buckets.push_back({range, b.at("tokens").get<double>(), b.at("perplexity").get<double>()});
-    if (r.rare_ppl < 0) r.rare_ppl = b.at("perplexity").get<double>();
+    r.buckets.push_back({range, tokens, b.at("perplexity").get<double>()});
+    if (r.rare_ppl < 0 && tokens >= enough) r.rare_ppl = b.at("perplexity").get<double>(), r.rare_range = range;
     r.frequent_ppl = b.at("perplexity").get<double>();
   }
 }
@@ -149,6 +158,7 @@ Report make_report(const std::vector<RunResult>& runs, const std::string& baseli
     groups[r.group].push_back(&r);
   }
   report.baseline = baseline.empty() ? order.front() : baseline;
+  report.rare_range = runs.front().rare_range;
   if (!groups.count(report.baseline))
     throw UsageError("report: --baseline '" + report.baseline + "' is none of the members (" + fmt::format("{}", fmt::join(order, ", ")) + ")");
   // Settings on which runs that have them disagree (seed, the run's name and place excluded; a
@@ -199,6 +209,9 @@ std::string report_markdown(const Report& report) {
   std::ostringstream md;
   md << "# Report\n\nBaseline: `" << report.baseline << "`. Values are means over a member's seeds (± sample "
      << "standard deviation when there are several); changes are relative to the baseline's mean.\n\n";
+  if (buckets && !report.rare_range.empty())
+    md << "Rare bucket: tokens of training-data frequency `" << report.rare_range << "` (the rarest bucket with at "
+       << "least min(1000, 10% of the evaluated) tokens); frequent bucket: the most frequent one.\n\n";
   md << "| member |";
   for (const auto& key : report.varied) md << " " << key << " |";
   md << " seeds | params | tokens | train loss | val loss | val ppl | val ppl vs baseline |";

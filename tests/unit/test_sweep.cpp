@@ -167,16 +167,19 @@ TEST(Report, FigureInputsAreReadAndEveryFigureIsWrittenAsPngAndSvg) {
   std::vector<int64_t> histogram(2000, 0);
   histogram[1000] = 5, histogram[1200] = 1;
   nlohmann::json ev = {{"loss", 1.0}, {"perplexity", std::exp(1.0)}, {"tokens", 100},
-                       {"buckets", {{{"range", "< 1e-06"}, {"tokens", 0}, {"perplexity", 1.0}},
+                       {"buckets", {{{"range", "< 1e-07"}, {"tokens", 0}, {"perplexity", 1.0}},
+                                    {{"range", "1e-07 .. 1e-06"}, {"tokens", 5}, {"perplexity", 9e5}},
                                     {{"range", "1e-06 .. 1e-05"}, {"tokens", 40}, {"perplexity", 30.0}},
                                     {{"range", ">= 1e-05"}, {"tokens", 60}, {"perplexity", 3.0}}}},
                        {"capacity", {{"histogram", histogram}, {"mu", 0.03}, {"epsilon", 0.19}}}};
   write_text(dir / "tied", "eval.json", ev.dump());
   const auto run = ember::read_run(dir / "tied");
-  ASSERT_EQ(run.buckets.size(), 2u);  // the empty bucket is not drawn
-  EXPECT_EQ(run.buckets[0].range, "1e-06 .. 1e-05");
-  EXPECT_EQ(run.buckets[0].tokens, 40);
-  EXPECT_EQ(run.buckets[1].perplexity, 3.0);
+  ASSERT_EQ(run.buckets.size(), 3u);  // the empty bucket is not drawn
+  EXPECT_EQ(run.buckets[1].range, "1e-06 .. 1e-05");
+  EXPECT_EQ(run.buckets[1].tokens, 40);
+  EXPECT_EQ(run.buckets[2].perplexity, 3.0);
+  EXPECT_EQ(run.rare_ppl, 30.0);  // 5 of 105 tokens are too few to stand for the rare vocabulary (< 10%)
+  EXPECT_EQ(run.rare_range, "1e-06 .. 1e-05");
   ASSERT_EQ(run.epsilon_curve.size(), 2u);
   EXPECT_EQ(run.epsilon_curve[1].tokens, 2000);  // step 20 at 100 tokens per step
   EXPECT_EQ(run.epsilon_curve[0].input, 0.3);

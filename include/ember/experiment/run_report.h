@@ -18,7 +18,8 @@ struct RunResult {
   std::map<std::string, std::string> settings;  // the resolved config, flattened: "model.mixer.kind" -> "titans"
   double params = 0, steps = 0, tokens = 0;
   double train_loss = 0, val_loss = 0, val_ppl = 0, tokens_per_s = 0;
-  double rare_ppl = -1, frequent_ppl = -1;  // least / most frequent bucket with tokens; -1: not evaluated
+  double rare_ppl = -1, frequent_ppl = -1;  // the rare / most frequent bucket (run_report.cpp); -1: not evaluated
+  std::string rare_range;                   // the rare bucket's frequency range
   std::map<std::string, double> tasks;      // "<task> acc" (and "<task> acc_norm" for choice) -> value
   std::vector<std::pair<double, double>> val_curve, train_curve;  // (tokens, loss)
   struct Bucket {
@@ -57,6 +58,7 @@ struct Report {
   std::string baseline;
   std::vector<std::string> varied;  // the settings that differ between members, in key order
   std::vector<std::string> tasks;   // task columns every member has
+  std::string rare_range;           // the frequency range of the rare bucket (of the first run)
   std::vector<ReportRow> rows;      // in the order the runs were given
 };
 
