@@ -4,6 +4,8 @@
 // contender the parameters, median seconds per step, tokens/s, the median over rounds of its step
 // time relative to the first's, and the peak resident memory one step adds, per token.
 // Usage: ember_mixer_step_bench BASE.yaml B T ROUNDS NAME=OVERLAY.yaml [NAME=OVERLAY.yaml...]
+#include <malloc.h>
+
 #include <iostream>
 #include <vector>
 
@@ -14,8 +16,10 @@
 
 namespace {
 
-// Kilobytes of resident memory one more training step of `c` adds at its peak.
+// Kilobytes of resident memory one more training step of `c` adds at its peak (free heap memory
+// is returned to the system first, so the step's activations are not hidden in malloc's cache).
 double step_peak_kb(ember::bench::Contender& c, const at::Tensor& x, const at::Tensor& y) {
+  malloc_trim(0);
   ember::bench::reset_peak();
   const long before = ember::bench::status_kb("VmRSS");
   ember::bench::timed_step(c, x, y, false);

@@ -32,8 +32,25 @@ at::Tensor product_matrix(const at::Tensor& f) {
   return cumulative_product(factors, -2).masked_fill(index.unsqueeze(1) < index.unsqueeze(0), 0.0);
 }
 
+// The gate products of chunks of tokens, which depend on the gates alone (docs/mixers.md, Titans
+// step 2): E[s,i] = prod_{i<j<=s} eta_j, D[tau,s] = prod_{s<j<=tau} (1 - alpha_j), their product Kc
+// (W_tau's weight on token i's gradient), the inclusive products p of eta and a of 1 - alpha, and
+// Bv (W_tau's weight on S_0). Gates [..., n] with any leading dims: memory_scan forms them for all
+// whole chunks at once, [B, H, chunks, C], out of the sequential loop.
+struct ChunkCoefficients {
+  at::Tensor e, p, a, kc, bv;
+  ChunkCoefficients chunk(int64_t j) const { return {e.select(2, j), p.select(2, j), a.select(2, j), kc.select(2, j), bv.select(2, j)}; }
+};
+
+ChunkCoefficients chunk_coefficients(const at::Tensor& eta, const at::Tensor& alpha) {
+  auto keep = 1 - alpha;
+  auto e = product_matrix(eta), d = product_matrix(keep);
+  auto p = cumulative_product(eta, -1);
+  return {e, p, cumulative_product(keep, -1), at::matmul(d, e), at::matmul(d, rows(p)).squeeze(-1)};
+}
+
 // One chunk of n tokens from the chunk-start state (docs/mixers.md, Titans steps 1-4).
-at::Tensor memory_chunk(MemoryState& st, const MemoryInputs& in, Retrieval retrieval) {
+at::Tensor memory_chunk(MemoryState& st, const MemoryInputs& in, const ChunkCoefficients& c, Retrieval retrieval) {
   const auto &q = in.q, &k = in.k, &v = in.v;
   const int64_t n = in.length();
   // 1. Keys through the chunk-start weights; per-token gradients are (k^T Dh, Ak^T G), never formed.
@@ -41,12 +58,8 @@ at::Tensor memory_chunk(MemoryState& st, const MemoryInputs& in, Retrieval retri
   auto ak = at::silu(hk);
   auto g = (2.0 / static_cast<double>(k.size(-1))) * (k + at::matmul(ak, st.w2) - v);  // dloss/dM(k)
   auto dh = at::matmul(g, transposed(st.w2)) * silu_derivative(hk);          // dloss/d(k W1)
-  // 2. Coefficients: E[s,i] = prod_{i<j<=s} eta_j, D[tau,s] = prod_{s<j<=tau} (1 - alpha_j).
-  auto keep = 1 - in.alpha;
-  auto e = product_matrix(in.eta), d = product_matrix(keep);
-  auto p = cumulative_product(in.eta, -1), a = cumulative_product(keep, -1);
-  auto kc = at::matmul(d, e);                                        // W_tau's weight on token i's gradient
-  auto bv = at::matmul(d, rows(p)).squeeze(-1);                      // W_tau's weight on S_0
+  // 2. Coefficients (chunk_coefficients).
+  const auto &e = c.e, &p = c.p, &a = c.a, &kc = c.kc, &bv = c.bv;
   auto theta_dh = rows(in.theta) * dh, theta_g = rows(in.theta) * g;
   // 3. Retrieval: the weights after token tau (rows of A, Bv, Kc) or before it (the rows above).
   at::Tensor y;
@@ -103,9 +116,19 @@ std::pair<at::Tensor, at::Tensor> memory_gradient(const at::Tensor& w1, const at
 }
 
 at::Tensor memory_scan(MemoryState& state, const MemoryInputs& in, int64_t chunk, Retrieval retrieval) {
+  const int64_t whole = in.length() / chunk, tail = in.length() - whole * chunk;
+  auto by_chunk = [&](const at::Tensor& x) {  // [B, H, whole * C] -> [B, H, whole, C]
+    return x.narrow(2, 0, whole * chunk).unflatten(2, {whole, chunk});
+  };
+  ChunkCoefficients all;
+  if (whole > 0) all = chunk_coefficients(by_chunk(in.eta), by_chunk(in.alpha));
   std::vector<at::Tensor> outputs;
-  for (int64_t start = 0; start < in.length(); start += chunk)
-    outputs.push_back(memory_chunk(state, in.narrow(start, std::min(chunk, in.length() - start)), retrieval));
+  for (int64_t j = 0; j < whole; ++j)
+    outputs.push_back(memory_chunk(state, in.narrow(j * chunk, chunk), all.chunk(j), retrieval));
+  if (tail > 0) {
+    const auto last = in.narrow(whole * chunk, tail);
+    outputs.push_back(memory_chunk(state, last, chunk_coefficients(last.eta, last.alpha), retrieval));
+  }
   return at::cat(outputs, 2);
 }
 
