@@ -120,6 +120,14 @@ grep -q "starting from the weights" cont.out || fail "continued training did not
 
 # --- tokenizers: tokenizer.json encodes like tiktoken; byte-level like bytes ------------------------
 "$PY" "$HERE/tokenizer_reference.py" text mixed.txt 0.3 11
+# The text quotes ember's sources, some of which spell special tokens ("<|eot_id|>"): tokenizer.json
+# matches those as its added tokens (as Hugging Face tokenizers do) where tiktoken's encode_ordinary
+# does not, so they are broken up here and the added tokens are checked on their own below.
+"$PY" - mixed.txt <<'PY'
+import sys
+t = open(sys.argv[1], encoding="utf-8", newline="").read()
+open(sys.argv[1], "w", encoding="utf-8", newline="").write(t.replace("<|", "< |"))
+PY
 for preset in r50k_base cl100k_base o200k_base llama3; do
   "$EMBER" tokenizer hf --preset "$preset" --out "tok_$preset" >/dev/null || fail "tokenizer hf $preset failed"
   "$PY" "$REF" encode "tok_$preset" mixed.txt "hf_$preset.ids" || fail "$preset: transformers could not encode"
@@ -127,6 +135,12 @@ for preset in r50k_base cl100k_base o200k_base llama3; do
     "tiktoken_$preset.ids"
   cmp -s "hf_$preset.ids" "tiktoken_$preset.ids" || fail "$preset: tokenizer.json encodes differently from tiktoken"
 done
+"$PY" - tok_llama3 <<'PY' || fail "llama3: tokenizer.json does not encode its special tokens as added tokens"
+import sys
+from tokenizers import Tokenizer
+ids = Tokenizer.from_file(f"{sys.argv[1]}/tokenizer.json").encode("a<|eot_id|>b", add_special_tokens=False).ids
+assert 128009 in ids and len(ids) == 3, ids
+PY
 "$PY" "$REF" encode exp/tied mixed.txt bytes.ids || fail "the byte-level tokenizer.json does not load"
 "$PY" -c "
 ids = list(map(int, open('bytes.ids').read().split()))
