@@ -9,5 +9,6 @@ prefix="$("$py" -c 'import torch; print(torch.utils.cmake_prefix_path)')"
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader || { echo "no GPU"; exit 2; }
 cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" -DEMBER_CUDA=ON \
   -DEMBER_BUILD_TESTS=OFF >/dev/null
-cmake --build "$build" -j "$(nproc)" --target ember_lev_gpu_check
+cmake --build "$build" -j "$(nproc)" --target ember_gpu_lev_kernels ember_lev_gpu_check
+"$build/tests/gpu/ember_gpu_lev_kernels"   # CUDA vs CPU kernels, fp64/fp32, both normalisations
 "$build/bench/ember_lev_gpu_check"
