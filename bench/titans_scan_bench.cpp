@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ember/model/mixers/neural_memory.h"
+#include "step_rounds.h"
 
 namespace {
 
@@ -20,11 +21,6 @@ double seconds(auto&& fn) {
   const auto t0 = std::chrono::steady_clock::now();
   fn();
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 }  // namespace
@@ -57,8 +53,8 @@ int main(int argc, char** argv) {
   }
   std::cout << "{\"B\": " << B << ", \"H\": " << H << ", \"T\": " << T << ", \"d_head\": " << D << ", \"hidden\": " << M
             << ", \"chunk\": " << C << ", \"rounds\": " << rounds << ", \"threads\": " << at::get_num_threads()
-            << ", \"chunked_s\": " << median(chunked) << ", \"loop_s\": " << median(loop)
-            << ", \"speedup_median\": " << median(ratio) << ", \"speedup_min\": " << *std::min_element(ratio.begin(), ratio.end())
+            << ", \"chunked_s\": " << ember::bench::median(chunked) << ", \"loop_s\": " << ember::bench::median(loop)
+            << ", \"speedup_median\": " << ember::bench::median(ratio) << ", \"speedup_min\": " << *std::min_element(ratio.begin(), ratio.end())
             << ", \"speedup_max\": " << *std::max_element(ratio.begin(), ratio.end()) << ", \"max_abs_diff\": " << diff << "}\n";
   return 0;
 }

@@ -27,20 +27,6 @@ Members members_of(const Report& report, const std::vector<RunResult>& runs) {
   return out;
 }
 
-double mean_of(const std::vector<double>& v) {
-  double s = 0;
-  for (double x : v) s += x;
-  return s / static_cast<double>(v.size());
-}
-
-double std_of(const std::vector<double>& v) {
-  if (v.size() < 2) return 0;
-  const double m = mean_of(v);
-  double ss = 0;
-  for (double x : v) ss += (x - m) * (x - m);
-  return std::sqrt(ss / static_cast<double>(v.size() - 1));
-}
-
 // The pointwise mean of the seeds' curves over the points every seed logged.
 template <class Point, class X, class Y>
 LineSeries mean_curve(const std::string& label, const std::vector<const RunResult*>& runs,
@@ -51,7 +37,7 @@ LineSeries mean_curve(const std::string& label, const std::vector<const RunResul
   for (size_t i = 0; i < n; ++i) {
     std::vector<double> ys;
     for (const auto* r : runs) ys.push_back(y((r->*curve)[i]));
-    s.x.push_back(x((runs.front()->*curve)[i])), s.y.push_back(mean_of(ys));
+    s.x.push_back(x((runs.front()->*curve)[i])), s.y.push_back(stat_of(ys).mean);
   }
   return s;
 }
@@ -99,26 +85,26 @@ bool val_loss_bars(const Report& report, const fs::path& dir) {
 
 bool bucket_bars(const Members& members, const fs::path& dir) {
   BarChart chart{"Perplexity by token frequency in the training data (rarest left)", "perplexity", {}, {}, true, true};
+  std::vector<std::string> ranges;  // the same evaluation data for every run: the first run's buckets
   for (const auto& [name, runs] : members)
-    if (!runs.front()->buckets.empty() && chart.categories.empty())
-      for (const auto& b : runs.front()->buckets) chart.categories.push_back(b.range);
-  std::vector<std::string> labels;  // the range with its evaluation tokens (the same data for every run)
-  for (const auto& [name, runs] : members)
-    if (labels.empty() && !runs.front()->buckets.empty())
-      for (const auto& b : runs.front()->buckets) labels.push_back(fmt::format("{} ({:.0f} tokens)", b.range, b.tokens));
-  if (chart.categories.empty()) return false;
+    if (ranges.empty())
+      for (const auto& b : runs.front()->buckets) {
+        ranges.push_back(b.range);
+        chart.categories.push_back(fmt::format("{} ({:.0f} tokens)", b.range, b.tokens));
+      }
+  if (ranges.empty()) return false;
   for (const auto& [name, runs] : members) {
     BarSeries s{name, {}, {}};
-    for (const auto& category : chart.categories) {
+    for (const auto& range : ranges) {
       std::vector<double> v;
       for (const auto* r : runs)
         for (const auto& b : r->buckets)
-          if (b.range == category) v.push_back(b.perplexity);
-      s.values.push_back(v.empty() ? std::nan("") : mean_of(v)), s.spread.push_back(v.empty() ? 0 : std_of(v));
+          if (b.range == range) v.push_back(b.perplexity);
+      const auto stat = stat_of(v);
+      s.values.push_back(v.empty() ? std::nan("") : stat.mean), s.spread.push_back(stat.std);
     }
     chart.series.push_back(std::move(s));
   }
-  chart.categories = labels;
   return write_both(dir, "bucket_ppl", [&](const fs::path& f) { write_bar_chart(f, chart); });
 }
 

@@ -69,16 +69,6 @@ void read_buckets(const nlohmann::json& buckets, RunResult& r) {
   }
 }
 
-Stat stat_of(const std::vector<double>& v) {
-  Stat s;
-  for (double x : v) s.mean += x / static_cast<double>(v.size());
-  if (v.size() < 2) return s;
-  double ss = 0;
-  for (double x : v) ss += (x - s.mean) * (x - s.mean);
-  s.std = std::sqrt(ss / static_cast<double>(v.size() - 1));
-  return s;
-}
-
 template <class Get>
 Stat pooled(const std::vector<const RunResult*>& runs, Get get) {
   std::vector<double> v;
@@ -99,6 +89,16 @@ std::string run_name(const fs::path& dir) {
 }
 
 }  // namespace
+
+Stat stat_of(const std::vector<double>& v) {
+  Stat s;
+  for (double x : v) s.mean += x / static_cast<double>(v.size());
+  if (v.size() < 2) return s;
+  double ss = 0;
+  for (double x : v) ss += (x - s.mean) * (x - s.mean);
+  s.std = std::sqrt(ss / static_cast<double>(v.size() - 1));
+  return s;
+}
 
 RunResult read_run(const fs::path& dir) {
   RunResult r;

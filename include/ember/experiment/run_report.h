@@ -43,6 +43,7 @@ RunResult read_run(const std::filesystem::path& dir);
 struct Stat {
   double mean = 0, std = 0;  // std: sample standard deviation, 0 for one run
 };
+Stat stat_of(const std::vector<double>& values);  // mean and sample standard deviation
 
 struct ReportRow {
   std::string member;
