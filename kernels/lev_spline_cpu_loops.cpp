@@ -221,7 +221,7 @@ EMBER_INLINE P backward_lanes(const ElementRows<T>& e, int64_t at) {
   const P gmm = load<P>(e.gmm + at);
   P g_phi;
   if constexpr (std::is_same_v<P, T>) {
-    g_phi = (phi < T(0) ? -gmm : gmm) / abs_eps(phi);
+    g_phi = product_grad(gmm, phi);
   } else {
     using U = typename L::U;
     g_phi = (P)((U)gmm ^ ((U)(phi < T(0)) & L::kSign)) / ((P)((U)phi & ~L::kSign) + T(kLogEps));

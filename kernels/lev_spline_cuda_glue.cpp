@@ -1,10 +1,14 @@
 // ATen glue for the CUDA spline kernels: tensors in, launches on the current CUDA stream.
 #include "kernels/lev_spline_cuda.h"
 
+#include <fmt/format.h>
+
 #include "ember/util/error.h"
 
 #ifdef EMBER_WITH_CUDA
 #include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <cuda_runtime_api.h>
 #endif
 
 namespace ember::lev {
@@ -14,29 +18,52 @@ namespace {
 CudaShape cuda_shape(const at::Tensor& u, const at::Tensor& S) {
   return {u.size(0), u.size(1), u.size(2), S.size(2), S.size(3)};
 }
-void* stream() { return at::cuda::getCurrentCUDAStream().stream(); }
+
+// Every tensor on the same CUDA device as u: the kernels run there, on that device's current stream.
+void require_same_device(const char* op, const at::Tensor& u, std::initializer_list<const at::Tensor*> others) {
+  if (!u.is_cuda()) throw Error(fmt::format("{}: expected CUDA tensors, got u on {}", op, u.device().str()));
+  for (const auto* t : others)
+    if (t->device() != u.device())
+      throw Error(fmt::format("{}: tensors on different devices ({} and {})", op, u.device().str(), t->device().str()));
+}
+
+void check_launch(const char* op, int status) {
+  if (status != 0)
+    throw Error(fmt::format("{}: CUDA launch failed: {}", op, cudaGetErrorString(static_cast<cudaError_t>(status))));
+}
+
+void* stream_of(const at::Tensor& t) { return at::cuda::getCurrentCUDAStream(t.device().index()).stream(); }
 }  // namespace
 
 bool cuda_kernels_compiled() { return true; }
 
 at::Tensor spline_forward_cuda(const at::Tensor& u_in, const at::Tensor& S_in, bool normalize) {
+  require_same_device("LEV spline forward", u_in, {&S_in});
+  const c10::cuda::CUDAGuard guard(u_in.device());
   auto u = u_in.contiguous(), S = S_in.contiguous();
   auto M = at::empty({u.size(0), u.size(1), S.size(3)}, u.options());
   AT_DISPATCH_FLOATING_TYPES(u.scalar_type(), "lev_spline_forward_cuda", [&] {
-    launch_spline_forward<scalar_t>(u.data_ptr<scalar_t>(), S.data_ptr<scalar_t>(), M.data_ptr<scalar_t>(),
-                                    cuda_shape(u, S), normalize, stream());
+    check_launch("LEV spline forward",
+                 launch_spline_forward<scalar_t>(u.data_ptr<scalar_t>(), S.data_ptr<scalar_t>(), M.data_ptr<scalar_t>(),
+                                                 cuda_shape(u, S), normalize, stream_of(u)));
   });
   return M;
 }
 
 std::pair<at::Tensor, at::Tensor> spline_backward_cuda(const at::Tensor& grad_m, const at::Tensor& m,
                                                        const at::Tensor& u_in, const at::Tensor& S_in, bool normalize) {
+  require_same_device("LEV spline backward", u_in, {&S_in, &grad_m, &m});
+  const c10::cuda::CUDAGuard guard(u_in.device());
   auto u = u_in.contiguous(), S = S_in.contiguous(), gM = grad_m.contiguous(), M = m.contiguous();
-  auto gU = at::zeros_like(u), gS = at::zeros_like(S);
+  auto gU = at::empty_like(u), gS = at::empty_like(S);
+  const auto shape = cuda_shape(u, S);
+  auto workspace = at::empty({spline_backward_workspace(shape)}, u.options());
   AT_DISPATCH_FLOATING_TYPES(u.scalar_type(), "lev_spline_backward_cuda", [&] {
-    launch_spline_backward<scalar_t>(gM.data_ptr<scalar_t>(), M.data_ptr<scalar_t>(), u.data_ptr<scalar_t>(),
-                                     S.data_ptr<scalar_t>(), gU.data_ptr<scalar_t>(), gS.data_ptr<scalar_t>(),
-                                     cuda_shape(u, S), normalize, stream());
+    check_launch("LEV spline backward",
+                 launch_spline_backward<scalar_t>(gM.data_ptr<scalar_t>(), M.data_ptr<scalar_t>(),
+                                                  u.data_ptr<scalar_t>(), S.data_ptr<scalar_t>(),
+                                                  gU.data_ptr<scalar_t>(), gS.data_ptr<scalar_t>(),
+                                                  workspace.data_ptr<scalar_t>(), shape, normalize, stream_of(u)));
   });
   return {gU, gS};
 }

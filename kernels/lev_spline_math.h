@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cmath>
+#include <cstdint>
 
 #if defined(__CUDACC__)
 #define EMBER_HD __host__ __device__ __forceinline__
@@ -87,6 +88,24 @@ EMBER_HD Window<T> basis_window(T x, int kappa, bool normalize) {
 template <class T>
 EMBER_HD T abs_eps(T phi) {
   return (phi < T(0) ? -phi : phi) + T(kLogEps);
+}
+
+// phi = sum_j B_j(u) S[first + j] and dphi/du along one rank lane; row = S[l, d, first, rho], the
+// next knots at +stride (step 5).
+template <class T>
+EMBER_HD void spline_at(const Window<T>& w, const T* row, int64_t stride, T& phi, T& dphi) {
+  phi = T(0), dphi = T(0);
+  for (int j = 0; j < Window<T>::count; ++j) {
+    phi += w.value[j] * row[j * stride];
+    dphi += w.deriv[j] * row[j * stride];
+  }
+}
+
+// dL/dphi_d of M = sign * exp(sum_d log(|phi_d| + 1e-9)): (dL/dM) M sign(phi_d) / (|phi_d| + 1e-9),
+// given gm_times_m = (dL/dM) M (step 6).
+template <class T>
+EMBER_HD T product_grad(T gm_times_m, T phi) {
+  return (phi < T(0) ? -gm_times_m : gm_times_m) / abs_eps(phi);
 }
 
 }  // namespace ember::lev

@@ -1,5 +1,6 @@
 // ctest gpu.lev_kernels (label gpu): the CUDA LEV spline kernels against the CPU kernels on random
-// inputs, forward and backward, fp64 and fp32, with and without the basis normalisation. Exit 0 =
+// inputs, forward and backward, fp64 and fp32, with and without the basis normalisation, at the
+// paper's shape and at one whose rank, knots and token count fill no warp or chunk evenly. Exit 0 =
 // match, 1 = mismatch, 77 (ctest's skip code) = no CUDA device or no CUDA kernels in this build.
 #include <torch/cuda.h>
 
@@ -14,10 +15,14 @@ double relative_error(const at::Tensor& gpu, const at::Tensor& cpu) {
   return ((gpu.cpu() - cpu).abs().max() / cpu.abs().max().clamp_min(1e-30)).item<double>();
 }
 
-bool matches(at::ScalarType dtype, bool normalize) {
+struct Shape {
+  int64_t N, H, DS, K, R;
+};
+
+bool matches(Shape s, at::ScalarType dtype, bool normalize) {
   torch::manual_seed(0);
-  auto u = at::rand({512, 8, 128}, dtype), S = 1.0 + 0.1 * at::randn({8, 128, 16, 64}, dtype);
-  auto gM = at::randn({512, 8, 64}, dtype);
+  auto u = at::rand({s.N, s.H, s.DS}, dtype), S = 1.0 + 0.1 * at::randn({s.H, s.DS, s.K, s.R}, dtype);
+  auto gM = at::randn({s.N, s.H, s.R}, dtype);
   auto m_cpu = ember::lev::spline_forward_cpu(u, S, normalize);
   auto [gu_cpu, gs_cpu] = ember::lev::spline_backward_cpu(gM, m_cpu, u, S, normalize);
   auto uc = u.cuda(), Sc = S.cuda();
@@ -26,7 +31,7 @@ bool matches(at::ScalarType dtype, bool normalize) {
   const double tol = dtype == at::kDouble ? 1e-10 : 1e-4;
   const double e_m = relative_error(m_gpu, m_cpu), e_u = relative_error(gu_gpu, gu_cpu),
                e_s = relative_error(gs_gpu, gs_cpu);
-  std::cout << (dtype == at::kDouble ? "fp64" : "fp32") << (normalize ? " normalised" : " plain")
+  std::cout << "N " << s.N << " R " << s.R << " K " << s.K << " " << (dtype == at::kDouble ? "fp64" : "fp32") << (normalize ? " normalised" : " plain")
             << " max rel diff: M " << e_m << ", dU " << e_u << ", dS " << e_s << "\n";
   return e_m < tol && e_u < tol && e_s < tol;
 }
@@ -39,8 +44,9 @@ int main() {
     return 77;
   }
   bool ok = true;
-  for (auto dtype : {at::kDouble, at::kFloat})
-    for (bool normalize : {true, false}) ok = matches(dtype, normalize) && ok;
+  for (Shape shape : {Shape{512, 8, 128, 16, 64}, Shape{1001, 3, 5, 7, 40}})
+    for (auto dtype : {at::kDouble, at::kFloat})
+      for (bool normalize : {true, false}) ok = matches(shape, dtype, normalize) && ok;
   std::cout << (ok ? "MATCH" : "MISMATCH") << "\n";
   return ok ? 0 : 1;
 }
