@@ -1,14 +1,118 @@
 #!/usr/bin/env bash
-# On a machine with an NVIDIA GPU: build ember against the CUDA LibTorch of the venv's torch wheel
-# with the CUDA kernels on, compare the CUDA LEV spline kernels with the CPU ones and time them. Usage: bench/gpu_check.sh [build_dir]
+# The one prepared GPU script (issues 14, 15), meant for a single `device` call of under 8 minutes:
+#   1. build ember with CUDA (sm_90) against that machine's own torch, with the Debian libraries it
+#      lacks unpacked from .deps/debs (scripts/gpu_deps.sh fetches them here; carry .deps/debs);
+#   2. the gpu-labelled checks: CUDA LEV kernels against the CPU ones, then their timing;
+#   3. an NCCL process group smoke test: `ember launch` of the tiny model on 1 GPU (2 if there are 2);
+#   4. a few bf16 training steps of configs/tapered/1.3b.yaml and configs/leviathan/1.2b.yaml + lev.yaml
+#      on random tokens: tokens/s, MFU against the datasheet's dense bf16 peak and peak memory.
+# Usage: bench/gpu_check.sh [--build-only] [build_dir]     (--build-only: steps 1 only, no GPU needed)
+#   EMBER_PYTHON           python whose torch provides LibTorch (default /opt/torch/.venv/bin/python3 if
+#                          present, else ember's venv)
+#   EMBER_GPU_STEPS        training steps per big config (default 12)
+#   EMBER_PEAK_TFLOPS      dense bf16 peak for MFU (default 989: H100/H200 SXM datasheet)
+#   EMBER_CMAKE_ARGS       extra CMake arguments
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build_only=0
+[ "${1:-}" = "--build-only" ] && { build_only=1; shift; }
 build="${1:-$here/build-gpu}"
-py="${EMBER_PYTHON:-${EMBER_VENV:-$HOME/.cache/ember/venv}/bin/python}"
-prefix="$("$py" -c 'import torch; print(torch.utils.cmake_prefix_path)')"
-nvidia-smi --query-gpu=name,memory.total --format=csv,noheader || { echo "no GPU"; exit 2; }
-cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" -DEMBER_CUDA=ON \
-  -DEMBER_BUILD_TESTS=OFF >/dev/null
-cmake --build "$build" -j "$(nproc)" --target ember_gpu_lev_kernels ember_lev_gpu_check
-"$build/tests/gpu/ember_gpu_lev_kernels"   # CUDA vs CPU kernels, fp64/fp32, both normalisations
+steps="${EMBER_GPU_STEPS:-12}"
+peak_tflops="${EMBER_PEAK_TFLOPS:-989}"
+say() { printf '\n=== %s\n' "$*"; }
+
+if [ -n "${EMBER_PYTHON:-}" ]; then py="$EMBER_PYTHON"
+elif [ -x /opt/torch/.venv/bin/python3 ]; then py=/opt/torch/.venv/bin/python3
+else py="${EMBER_VENV:-$HOME/.cache/ember/venv}/bin/python"; fi
+if [ "$build_only" = 0 ]; then
+  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || { echo "gpu_check: no GPU"; exit 2; }
+fi
+
+say "dependencies"
+prefix_path="$("$py" -c 'import torch; print(torch.utils.cmake_prefix_path)')"
+"$py" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)'
+debs=("$here"/.deps/debs/*.deb)
+if [ -e "${debs[0]}" ]; then
+  deps="$here/.deps/prefix"
+  for d in "${debs[@]}"; do dpkg -x "$d" "$deps"; done
+  prefix_path="$prefix_path;$deps/usr"
+  export LD_LIBRARY_PATH="$deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  echo "unpacked ${#debs[@]} Debian packages into $deps"
+else
+  echo "no .deps/debs: building against the system's libraries"
+fi
+
+say "build ($build)"
+nvcc="$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)"
+generator=(); command -v ninja >/dev/null && generator=(-G Ninja)
+[ -f "$build/CMakeCache.txt" ] && ! grep -q "CMAKE_GENERATOR:INTERNAL=${generator[1]:-Unix Makefiles}" "$build/CMakeCache.txt" && rm -rf "$build"
+# shellcheck disable=SC2086
+TORCH_CUDA_ARCH_LIST=9.0 cmake -S "$here" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_PREFIX_PATH="$prefix_path" -DEMBER_CUDA=ON -DCMAKE_CUDA_COMPILER="$nvcc" \
+  -DCMAKE_CUDA_ARCHITECTURES=90 -DEMBER_BUILD_TESTS=OFF -DEMBER_PYTHON="$py" ${EMBER_CMAKE_ARGS:-} >"$build.configure.log" \
+  || { cat "$build.configure.log"; exit 1; }
+grep "ember:" "$build.configure.log" || true
+time cmake --build "$build" -j "$(nproc)" --target ember ember_gpu_lev_kernels ember_gpu_device_memory ember_lev_gpu_check
+ember="$build/tools/ember"
+"$ember" --version
+[ "$build_only" = 1 ] && exit 0
+
+say "gpu tests: CUDA LEV kernels vs CPU (fp64/fp32, both normalisations)"
+"$build/tests/gpu/ember_gpu_lev_kernels"
+"$build/tests/gpu/ember_gpu_device_memory"
 "$build/bench/ember_lev_gpu_check"
+
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+random_tokens() {  # dir vocab n_train n_val: uniform random tokens as uint32 shards
+  "$py" - "$@" <<'PY'
+import sys, numpy as np
+out, vocab, sizes = sys.argv[1], int(sys.argv[2]), {"train": int(sys.argv[3]), "val": int(sys.argv[4])}
+rng = np.random.default_rng(0)
+for split, n in sizes.items():
+    header = np.zeros(256, dtype=np.int32); header[:3] = [20240801, 1, n]
+    with open(f"{out}/{split}_000.bin", "wb") as f:
+        f.write(header.tobytes()); f.write(rng.integers(vocab, size=n, dtype=np.uint32).tobytes())
+PY
+}
+
+say "NCCL process group smoke test"
+ngpu="$(nvidia-smi -L | wc -l)"; ranks=$(( ngpu >= 2 ? 2 : 1 ))
+mkdir -p "$work/tiny"; random_tokens "$work/tiny" 256 400000 40000
+"$ember" launch -n "$ranks" -- "$ember" train -c "$here/configs/tiny.yaml" --run-dir "$work/nccl" \
+  --set "data.train=[$work/tiny/train_*.bin]" --set "data.val=[$work/tiny/val_*.bin]" \
+  --set train.device=cuda --set distributed.backend=nccl --set train.steps=20 --set eval.every=10 \
+  --set checkpoint.every=10 >"$work/nccl.out" 2>&1 || { tail -30 "$work/nccl.out"; echo "NCCL smoke test FAILED"; exit 1; }
+grep -E "world|backend|step +20|val|checkpoint" "$work/nccl.out" | tail -8
+[ -e "$work/nccl/checkpoints/step_20" ] || { echo "NCCL smoke test: no checkpoint at step 20"; exit 1; }
+echo "NCCL: $ranks rank(s) trained, evaluated and checkpointed"
+
+big_run() {  # name vocab config...
+  local name="$1" vocab="$2"; shift 2
+  mkdir -p "$work/$name.data"
+  random_tokens "$work/$name.data" "$vocab" 1000000 100000
+  local sets=(--set "data.train=[$work/$name.data/train_*.bin]" --set "data.val=[$work/$name.data/val_*.bin]"
+    --set train.steps="$steps" --set train.grad_accum=1 --set log.every=2 --set eval.every=0 --set eval.batches=2
+    --set checkpoint.final=false)
+  "$ember" train "$@" --run-dir "$work/$name" "${sets[@]}" >"$work/$name.out" 2>&1 || { tail -20 "$work/$name.out"; return 1; }
+  grep -E "parameters|memory per rank|step " "$work/$name.out" | tail -5
+  "$py" - "$work/$name/metrics.jsonl" "$work/$name.out" "$name" "$peak_tflops" <<'PY'
+import json, re, statistics, sys
+metrics, out, name, peak = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]) * 1e12
+recs = [json.loads(l) for l in open(metrics) if '"train"' in l]
+steady = recs[1:] or recs  # the first window holds the warm-up (allocator, cuBLAS plans)
+tok_s = statistics.median(r["tokens_per_s"] for r in steady)
+gflop = float(re.search(r"([0-9.e+]+) GFLOP/token", open(out).read()).group(1))
+print(f"RESULT {name}: {tok_s:,.0f} tok/s | {gflop:.3g} GFLOP/token | "
+      f"MFU {100 * tok_s * gflop * 1e9 / peak:.1f}% of {peak / 1e12:.0f} TFLOP/s "
+      f"({100 * statistics.median(r['mfu'] for r in steady):.1f}% of the measured matmul peak) | "
+      f"peak allocated {recs[-1].get('device_peak_allocated_gib', float('nan')):.1f} GiB, "
+      f"reserved {recs[-1].get('device_peak_reserved_gib', float('nan')):.1f} GiB")
+PY
+  rm -rf "$work/$name" "$work/$name.data"
+}
+
+say "configs/tapered/1.3b.yaml: $steps bf16 steps, micro-batch 4 x 4096"
+big_run tapered_1.3b 128256 -c "$here/configs/tapered/1.3b.yaml"
+say "configs/leviathan/1.2b.yaml + lev.yaml: $steps bf16 steps, micro-batch 8 x 2048"
+big_run leviathan_1.2b_lev 200376 -c "$here/configs/leviathan/1.2b.yaml" -c "$here/configs/leviathan/lev.yaml"

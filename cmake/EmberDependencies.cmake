@@ -43,12 +43,31 @@ foreach(_dir ${_ember_nvidia_libs})
 endforeach()
 
 # PCRE2 (8-bit, UTF + UCP, JIT): the tokenizer's Unicode pre-tokenisation regexes.
-find_package(PkgConfig REQUIRED)
-pkg_check_modules(PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)
+# Through pkg-config where there is one; else (a bare CUDA image with the libraries unpacked into a
+# prefix by bench/gpu_check.sh) by plain header and library search.
+find_package(PkgConfig QUIET)
+if(PkgConfig_FOUND)
+  pkg_check_modules(PCRE2 QUIET IMPORTED_TARGET libpcre2-8)
+endif()
+add_library(ember_pcre2 INTERFACE)
+if(TARGET PkgConfig::PCRE2)
+  target_link_libraries(ember_pcre2 INTERFACE PkgConfig::PCRE2)
+else()
+  find_path(EMBER_PCRE2_INCLUDE_DIR pcre2.h)
+  find_library(EMBER_PCRE2_LIBRARY pcre2-8)
+  if(NOT EMBER_PCRE2_INCLUDE_DIR OR NOT EMBER_PCRE2_LIBRARY)
+    message(FATAL_ERROR "ember: PCRE2 (libpcre2-dev) not found: no pkg-config module libpcre2-8 and "
+      "no pcre2.h / libpcre2-8 on CMAKE_PREFIX_PATH")
+  endif()
+  target_include_directories(ember_pcre2 SYSTEM INTERFACE ${EMBER_PCRE2_INCLUDE_DIR})
+  target_link_libraries(ember_pcre2 INTERFACE ${EMBER_PCRE2_LIBRARY})
+endif()
 
 # PLplot (Debian: libplplot-dev + plplot-driver-cairo) draws `ember capacity --plot`; optional,
 # without it that flag says so and everything else works.
-pkg_check_modules(PLPLOT QUIET IMPORTED_TARGET plplot)
+if(PkgConfig_FOUND)
+  pkg_check_modules(PLPLOT QUIET IMPORTED_TARGET plplot)
+endif()
 if(PLPLOT_FOUND)
   message(STATUS "ember: PLplot ${PLPLOT_VERSION} for capacity plots")
 else()

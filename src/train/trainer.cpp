@@ -9,6 +9,7 @@
 #include "ember/analysis/epsilon.h"
 #include "ember/model/autocast.h"
 #include "ember/train/lr_schedule.h"
+#include "ember/train/device_memory.h"
 #include "ember/train/peak_flops.h"
 #include "ember/train/preemption.h"
 #include "ember/util/error.h"
@@ -202,19 +203,27 @@ void Trainer::log_step() {
   last_log_time_ = now;
   last_log_step_ = state_.step;
   if (!main_rank()) return;
-  log::info("step {:>6}/{} | loss {:.4f} | lr {:.2e} | gnorm {:.3f} | {:.0f} tok/s | MFU {:.1f}% | ETA {}", state_.step,
-            cfg_.train.steps, last_loss_, last_lr_, last_grad_norm_, tok_s, 100 * mfu, format_duration(eta));
-  metrics_->write({{"kind", "train"},
-                   {"step", state_.step},
-                   {"loss", last_loss_},
-                   {"lr", last_lr_},
-                   {"grad_norm", last_grad_norm_},
-                   {"tokens", state_.tokens_seen},
-                   {"tokens_per_s", tok_s},
-                   {"mfu", mfu},
-                   {"comm_wait_s", comm_wait_s},  // per step: the all-reduce time backward did not hide
-                   {"comm_allreduce_s", comm_unoverlapped_s_},  // the same all-reduce alone, measured at start
-                   {"elapsed_s", state_.elapsed_s + session_s}});
+  const auto peak_mem = device_peak_memory(device_);
+  constexpr double gib = 1024.0 * 1024.0 * 1024.0;
+  log::info("step {:>6}/{} | loss {:.4f} | lr {:.2e} | gnorm {:.3f} | {:.0f} tok/s | MFU {:.1f}%{} | ETA {}", state_.step,
+            cfg_.train.steps, last_loss_, last_lr_, last_grad_norm_, tok_s, 100 * mfu,
+            peak_mem ? fmt::format(" | peak mem {:.1f} GiB", peak_mem->allocated_bytes / gib) : "", format_duration(eta));
+  nlohmann::json record{{"kind", "train"},
+                        {"step", state_.step},
+                        {"loss", last_loss_},
+                        {"lr", last_lr_},
+                        {"grad_norm", last_grad_norm_},
+                        {"tokens", state_.tokens_seen},
+                        {"tokens_per_s", tok_s},
+                        {"mfu", mfu},
+                        {"comm_wait_s", comm_wait_s},  // per step: the all-reduce time backward did not hide
+                        {"comm_allreduce_s", comm_unoverlapped_s_},  // the same all-reduce alone, measured at start
+                        {"elapsed_s", state_.elapsed_s + session_s}};
+  if (peak_mem) {  // since the start of this session, on this rank's GPU
+    record["device_peak_allocated_gib"] = peak_mem->allocated_bytes / gib;
+    record["device_peak_reserved_gib"] = peak_mem->reserved_bytes / gib;
+  }
+  metrics_->write(record);
 }
 
 void Trainer::evaluate(bool final_eval) {
@@ -351,6 +360,7 @@ TrainSummary Trainer::run() {
   together("resuming", [&] { resume(); });
   log_memory_per_rank();
   peak_flops_ = measure_matmul_peak(device_, cfg_.train.precision == Precision::bf16 ? at::kBFloat16 : at::kFloat);
+  reset_device_peak_memory(device_);  // the peak reported is training's, not the probe's
   log::info("run {} | {} parameters | {:.3g} GFLOP/token | matmul peak {:.1f} GFLOP/s", run_dir_.string(),
             model_->num_parameters(), model_->train_flops_per_token(cfg_.train.seq_len) / 1e9, peak_flops_ / 1e9);
   session_start_ = last_log_time_ = std::chrono::steady_clock::now();
@@ -369,7 +379,7 @@ TrainSummary Trainer::run() {
       session_start_ = std::chrono::steady_clock::now();
       session_start_step_ = state_.step;
       if (state_.step == cfg_.train.steps) evaluate(true);
-      save_checkpoint();
+      if (state_.step < cfg_.train.steps || cfg_.checkpoint.final) save_checkpoint();
     }
     if (stop && state_.step < cfg_.train.steps) {
       if (main_rank()) log::warn("stopping at step {} (preemption): checkpoint saved, resume with --resume", state_.step);

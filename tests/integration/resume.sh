@@ -1,5 +1,6 @@
 # A run killed with SIGKILL, and one preempted with SIGTERM, then resumed, end with bit-identical
-# parameters and the same loss curve as an uninterrupted run.
+# parameters and the same loss curve as an uninterrupted run; checkpoint.final=false skips only the
+# checkpoint at the end.
 source "$(dirname "$0")/lib_common.sh"
 mkdir -p data
 make_synthetic data 64 200000 20000 >/dev/null
@@ -56,3 +57,17 @@ for run in killed preempted; do
     || fail "$run: optimizer state differs"
 done
 echo "resume after SIGKILL and SIGTERM is bit-identical"
+
+# checkpoint.final=false (throughput probes): periodic checkpoints only, none at the end; the final
+# evaluation still runs.
+"$EMBER" train -c base.yaml --set train.steps=30 --set checkpoint.every=20 --set checkpoint.final=false \
+  --run-dir runs/no_final 2>no_final.err >/dev/null || { cat no_final.err; fail "checkpoint.final=false run"; }
+[ -d runs/no_final/checkpoints/step_20 ] || fail "checkpoint.final=false dropped the periodic checkpoint"
+[ ! -e runs/no_final/checkpoints/step_30 ] || fail "checkpoint.final=false still wrote the final checkpoint"
+"$PY" -c "
+import json, sys
+recs = [json.loads(l) for l in open('runs/no_final/metrics.jsonl')]
+assert any(r['kind'] == 'eval' and r['step'] == 30 for r in recs), 'no final evaluation'
+assert all('device_peak_allocated_gib' not in r for r in recs), 'a CPU run reported device memory'
+" || fail "checkpoint.final=false: metrics"
+echo "checkpoint.final=false writes no final checkpoint"

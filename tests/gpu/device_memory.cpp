@@ -1,0 +1,32 @@
+// ctest gpu.device_memory (label gpu): the peak memory `ember train` reports on a GPU follows a
+// known allocation and its reset; on the CPU there is none. Exit 77 (ctest's skip code) without CUDA.
+#include <torch/cuda.h>
+
+#include <iostream>
+
+#include "ember/train/device_memory.h"
+
+int main() {
+  if (ember::device_peak_memory(at::kCPU).has_value()) {
+    std::cout << "FAIL: the CPU reported a device peak\n";
+    return 1;
+  }
+  if (!torch::cuda::is_available()) {
+    std::cout << "gpu.device_memory: skipped: no CUDA device\n";
+    return 77;
+  }
+  const at::Device gpu(at::kCUDA, 0);
+  constexpr int64_t bytes = int64_t{256} << 20;
+  ember::reset_device_peak_memory(gpu);
+  {
+    auto t = at::empty({bytes}, at::TensorOptions().dtype(at::kByte).device(gpu));
+  }
+  const auto held = ember::device_peak_memory(gpu);
+  ember::reset_device_peak_memory(gpu);
+  const auto after_reset = ember::device_peak_memory(gpu);
+  std::cout << "peak allocated " << held->allocated_bytes << " B, reserved " << held->reserved_bytes
+            << " B; after reset " << after_reset->allocated_bytes << " B\n";
+  const bool ok = held->allocated_bytes >= bytes && held->reserved_bytes >= bytes && after_reset->allocated_bytes < bytes;
+  std::cout << (ok ? "OK" : "FAIL") << "\n";
+  return ok ? 0 : 1;
+}
