@@ -20,6 +20,8 @@ build="${1:-$here/build-gpu}"
 steps="${EMBER_GPU_STEPS:-12}"
 peak_tflops="${EMBER_PEAK_TFLOPS:-989}"
 say() { printf '\n=== %s\n' "$*"; }
+failed=()  # a failing check is reported and the script goes on to the next; exit 1 at the end
+check() { "$@" || { echo "FAILED: $*"; failed+=("$1"); }; }
 
 if [ -n "${EMBER_PYTHON:-}" ]; then py="$EMBER_PYTHON"
 elif [ -x /opt/torch/.venv/bin/python3 ]; then py=/opt/torch/.venv/bin/python3
@@ -58,9 +60,9 @@ ember="$build/tools/ember"
 [ "$build_only" = 1 ] && exit 0
 
 say "gpu tests: CUDA LEV kernels vs CPU (fp64/fp32, both normalisations)"
-"$build/tests/gpu/ember_gpu_lev_kernels"
-"$build/tests/gpu/ember_gpu_device_memory"
-"$build/bench/ember_lev_gpu_check"
+check "$build/tests/gpu/ember_gpu_lev_kernels"
+check "$build/tests/gpu/ember_gpu_device_memory"
+check "$build/bench/ember_lev_gpu_check"
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
@@ -79,24 +81,27 @@ PY
 say "NCCL process group smoke test"
 ngpu="$(nvidia-smi -L | wc -l)"; ranks=$(( ngpu >= 2 ? 2 : 1 ))
 mkdir -p "$work/tiny"; random_tokens "$work/tiny" 256 400000 40000
-"$ember" launch -n "$ranks" -- "$ember" train -c "$here/configs/tiny.yaml" --run-dir "$work/nccl" \
-  --set "data.train=[$work/tiny/train_*.bin]" --set "data.val=[$work/tiny/val_*.bin]" \
-  --set train.device=cuda --set distributed.backend=nccl --set train.steps=20 --set eval.every=10 \
-  --set checkpoint.every=10 >"$work/nccl.out" 2>&1 || { tail -30 "$work/nccl.out"; echo "NCCL smoke test FAILED"; exit 1; }
-grep -E "world|backend|step +20|val|checkpoint" "$work/nccl.out" | tail -8
-[ -e "$work/nccl/checkpoints/step_20" ] || { echo "NCCL smoke test: no checkpoint at step 20"; exit 1; }
-echo "NCCL: $ranks rank(s) trained, evaluated and checkpointed"
+nccl_smoke() {
+  "$ember" launch -n "$ranks" -- "$ember" train -c "$here/configs/tiny.yaml" --run-dir "$work/nccl" \
+    --set "data.train=[$work/tiny/train_*.bin]" --set "data.val=[$work/tiny/val_*.bin]" \
+    --set train.device=cuda --set distributed.backend=nccl --set train.steps=20 --set optim.warmup_steps=2 --set eval.every=10 \
+    --set checkpoint.every=10 >"$work/nccl.out" 2>&1 || { tail -30 "$work/nccl.out"; return 1; }
+  grep -E "world|backend|step +20|val|checkpoint" "$work/nccl.out" | tail -8
+  [ -e "$work/nccl/checkpoints/step_20" ] || { echo "no checkpoint at step 20"; return 1; }
+  echo "NCCL: $ranks rank(s) trained, evaluated and checkpointed"
+}
+check nccl_smoke
 
 big_run() {  # name vocab config...
   local name="$1" vocab="$2"; shift 2
   mkdir -p "$work/$name.data"
   random_tokens "$work/$name.data" "$vocab" 1000000 100000
   local sets=(--set "data.train=[$work/$name.data/train_*.bin]" --set "data.val=[$work/$name.data/val_*.bin]"
-    --set train.steps="$steps" --set train.grad_accum=1 --set log.every=2 --set eval.every=0 --set eval.batches=2
+    --set train.steps="$steps" --set optim.warmup_steps=2 --set train.grad_accum=1 --set log.every=2 --set eval.every=0 --set eval.batches=2
     --set checkpoint.final=false)
   "$ember" train "$@" --run-dir "$work/$name" "${sets[@]}" >"$work/$name.out" 2>&1 || { tail -20 "$work/$name.out"; return 1; }
   grep -E "parameters|memory per rank|step " "$work/$name.out" | tail -5
-  "$py" - "$work/$name/metrics.jsonl" "$work/$name.out" "$name" "$peak_tflops" <<'PY'
+  "$py" - "$work/$name/metrics.jsonl" "$work/$name.out" "$name" "$peak_tflops" <<'PY' || return 1
 import json, re, statistics, sys
 metrics, out, name, peak = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]) * 1e12
 recs = [json.loads(l) for l in open(metrics) if '"train"' in l]
@@ -113,6 +118,9 @@ PY
 }
 
 say "configs/tapered/1.3b.yaml: $steps bf16 steps, micro-batch 4 x 4096"
-big_run tapered_1.3b 128256 -c "$here/configs/tapered/1.3b.yaml"
+check big_run tapered_1.3b 128256 -c "$here/configs/tapered/1.3b.yaml"
 say "configs/leviathan/1.2b.yaml + lev.yaml: $steps bf16 steps, micro-batch 8 x 2048"
-big_run leviathan_1.2b_lev 200376 -c "$here/configs/leviathan/1.2b.yaml" -c "$here/configs/leviathan/lev.yaml"
+check big_run leviathan_1.2b_lev 200376 -c "$here/configs/leviathan/1.2b.yaml" -c "$here/configs/leviathan/lev.yaml"
+
+[ ${#failed[@]} = 0 ] || { echo "gpu_check: FAILED: ${failed[*]}"; exit 1; }
+echo "gpu_check: all checks passed"

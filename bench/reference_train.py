@@ -1,7 +1,9 @@
-"""Python eager PyTorch reference of ember's model (same shapes, same math: RMSNorm, RoPE
-rotate-half, causal SDPA, SwiGLU, tied head, AdamW with decay/no-decay groups, clipping).
+"""Python PyTorch reference of ember's model (same shapes, same math: RMSNorm, RoPE rotate-half,
+causal SDPA, SwiGLU, tied head, AdamW with decay/no-decay groups, clipping), at Python's best:
+fused AdamW (`torch.optim.AdamW(fused=True)`), and with `compile` the model under `torch.compile`
+(inductor, default mode; compilation happens in the untimed warm-up steps).
 Prints one JSON line like ember_train_bench.
-Usage: reference_train.py V D L H D_FF B T STEPS [fp32|bf16]"""
+Usage: reference_train.py V D L H D_FF B T STEPS [fp32|bf16] [eager|compile]"""
 import json
 import math
 import sys
@@ -64,30 +66,33 @@ class LM(torch.nn.Module):
 def main():
     V, D, L, H, DFF, B, T, STEPS = (int(a) for a in sys.argv[1:9])
     bf16 = len(sys.argv) > 9 and sys.argv[9] == "bf16"
+    compiled = len(sys.argv) > 10 and sys.argv[10] == "compile"
     torch.manual_seed(0)
     model = LM(V, D, L, H, DFF, T)
+    forward = torch.compile(model) if compiled else model
     decay = [p for n, p in model.named_parameters() if p.dim() >= 2 and not n.startswith("embedding")]
     no_decay = [p for n, p in model.named_parameters() if p.dim() < 2 or n.startswith("embedding")]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1},
-                             {"params": no_decay, "weight_decay": 0.0}], lr=1e-4, betas=(0.9, 0.95))
+                             {"params": no_decay, "weight_decay": 0.0}], lr=1e-4, betas=(0.9, 0.95),
+                            fused=True)
     batch = torch.randint(0, V, (B, T + 1))
     x, y = batch[:, :T], batch[:, 1:]
 
     def step():
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
-            loss = model(x, y)
+            loss = forward(x, y)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         opt.zero_grad(set_to_none=True)
 
-    step()
-    step()
+    for _ in range(3):  # warm-up: allocator, oneDNN primitives, and compilation under compile
+        step()
     t0 = time.perf_counter()
     for _ in range(STEPS):
         step()
     s = time.perf_counter() - t0
-    print(json.dumps({"impl": "python-eager", "precision": "bf16" if bf16 else "fp32",
+    print(json.dumps({"impl": "python-compile" if compiled else "python-eager", "precision": "bf16" if bf16 else "fp32",
                       "params": sum(p.numel() for p in model.parameters()),
                       "s_per_step": s / STEPS, "tokens_per_s": STEPS * B * T / s,
                       "threads": torch.get_num_threads()}))
