@@ -3,7 +3,8 @@
 #   1. build ember with CUDA (sm_90) against that machine's own torch, with the Debian libraries it
 #      lacks unpacked from .deps/debs (scripts/gpu_deps.sh fetches them here; carry .deps/debs);
 #   2. the gpu-labelled checks: CUDA LEV kernels against the CPU ones, then their timing;
-#   3. an NCCL process group smoke test: `ember launch` of the tiny model on 1 GPU (2 if there are 2);
+#   3. NCCL: the gpu.nccl_collectives check (a process group over 1 GPU, or 2), then `ember launch` of
+#      the tiny model on the GPU(s): data parallel over NCCL when there are 2, plain CUDA training on 1;
 #   4. a few bf16 training steps of configs/tapered/1.3b.yaml and configs/leviathan/1.2b.yaml + lev.yaml
 #      on random tokens: tokens/s, MFU against the datasheet's dense bf16 peak and peak memory.
 # Usage: bench/gpu_check.sh [--build-only] [build_dir]     (--build-only: steps 1 only, no GPU needed)
@@ -21,7 +22,7 @@ steps="${EMBER_GPU_STEPS:-12}"
 peak_tflops="${EMBER_PEAK_TFLOPS:-989}"
 say() { printf '\n=== %s\n' "$*"; }
 failed=()  # a failing check is reported and the script goes on to the next; exit 1 at the end
-check() { "$@" || { echo "FAILED: $*"; failed+=("$1"); }; }
+check() { "$@" || { echo "FAILED: $*"; failed+=("$1${2:+ $2}"); }; }
 
 if [ -n "${EMBER_PYTHON:-}" ]; then py="$EMBER_PYTHON"
 elif [ -x /opt/torch/.venv/bin/python3 ]; then py=/opt/torch/.venv/bin/python3
@@ -59,10 +60,11 @@ ember="$build/tools/ember"
 "$ember" --version
 [ "$build_only" = 1 ] && exit 0
 
-say "gpu tests: CUDA LEV kernels vs CPU (fp64/fp32, both normalisations)"
-check "$build/tests/gpu/ember_gpu_lev_kernels"
-check "$build/tests/gpu/ember_gpu_device_memory"
-check "$build/bench/ember_lev_gpu_check"
+say "gpu tests: CUDA LEV kernels vs CPU (fp64/fp32, both normalisations), peak memory, NCCL collectives"
+check timeout 300 "$build/tests/gpu/ember_gpu_lev_kernels"
+check timeout 60 "$build/tests/gpu/ember_gpu_device_memory"
+check timeout 180 "$build/tests/gpu/ember_gpu_nccl_collectives"
+check timeout 120 "$build/bench/ember_lev_gpu_check"
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
@@ -78,28 +80,30 @@ for split, n in sizes.items():
 PY
 }
 
-say "NCCL process group smoke test"
-ngpu="$(nvidia-smi -L | wc -l)"; ranks=$(( ngpu >= 2 ? 2 : 1 ))
-mkdir -p "$work/tiny"; random_tokens "$work/tiny" 256 400000 40000
-nccl_smoke() {
-  "$ember" launch -n "$ranks" -- "$ember" train -c "$here/configs/tiny.yaml" --run-dir "$work/nccl" \
+ngpu="$("$py" -c 'import torch; print(torch.cuda.device_count())')"; ranks=$(( ngpu >= 2 ? 2 : 1 ))
+say "ember launch of the tiny model on $ranks GPU(s)$([ "$ranks" = 2 ] && echo ", data parallel over NCCL")"
+launch_smoke() {
+  mkdir -p "$work/tiny" && random_tokens "$work/tiny" 256 400000 40000 || return 1
+  timeout 300 "$ember" launch -n "$ranks" -- "$ember" train -c "$here/configs/tiny.yaml" --run-dir "$work/nccl" \
     --set "data.train=[$work/tiny/train_*.bin]" --set "data.val=[$work/tiny/val_*.bin]" \
     --set train.device=cuda --set distributed.backend=nccl --set train.steps=20 --set optim.warmup_steps=2 --set eval.every=10 \
     --set checkpoint.every=10 >"$work/nccl.out" 2>&1 || { tail -30 "$work/nccl.out"; return 1; }
   grep -E "world|backend|step +20|val|checkpoint" "$work/nccl.out" | tail -8
   [ -e "$work/nccl/checkpoints/step_20" ] || { echo "no checkpoint at step 20"; return 1; }
-  echo "NCCL: $ranks rank(s) trained, evaluated and checkpointed"
+  if [ "$ranks" = 2 ]; then
+    grep -q "distributed: 2 ranks .* over nccl" "$work/nccl.out" || { echo "the 2 ranks did not use NCCL"; return 1; }
+  fi
+  echo "$ranks rank(s) trained on CUDA, evaluated and checkpointed$([ "$ranks" = 2 ] && echo " over NCCL")"
 }
-check nccl_smoke
+check launch_smoke
 
 big_run() {  # name vocab config...
   local name="$1" vocab="$2"; shift 2
-  mkdir -p "$work/$name.data"
-  random_tokens "$work/$name.data" "$vocab" 1000000 100000
+  mkdir -p "$work/$name.data" && random_tokens "$work/$name.data" "$vocab" 1000000 100000 || return 1
   local sets=(--set "data.train=[$work/$name.data/train_*.bin]" --set "data.val=[$work/$name.data/val_*.bin]"
     --set train.steps="$steps" --set optim.warmup_steps=2 --set train.grad_accum=1 --set log.every=2 --set eval.every=0 --set eval.batches=2
     --set checkpoint.final=false)
-  "$ember" train "$@" --run-dir "$work/$name" "${sets[@]}" >"$work/$name.out" 2>&1 || { tail -20 "$work/$name.out"; return 1; }
+  timeout 420 "$ember" train "$@" --run-dir "$work/$name" "${sets[@]}" >"$work/$name.out" 2>&1 || { tail -20 "$work/$name.out"; return 1; }
   grep -E "parameters|memory per rank|step " "$work/$name.out" | tail -5
   "$py" - "$work/$name/metrics.jsonl" "$work/$name.out" "$name" "$peak_tflops" <<'PY' || return 1
 import json, re, statistics, sys

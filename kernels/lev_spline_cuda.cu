@@ -21,16 +21,16 @@ __global__ void forward_kernel(const T* u, const T* S, T* M, CudaShape s, bool n
   const int64_t idx = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (idx >= s.N * s.H * s.R) return;
   const int64_t rho = idx % s.R, nl = idx / s.R, l = nl % s.H;
-  T log_sum = 0;
+  double log_sum = 0;  // in fp64 also for fp32 inputs, as the CPU kernel's log-space path
   int negative = 0;
   for (int64_t d = 0; d < s.DS; ++d) {
     const auto w = basis_window<T>(u[nl * s.DS + d], static_cast<int>(s.K), normalize);
     T phi, dphi;
     spline_at(w, S + ((l * s.DS + d) * s.K + w.first) * s.R + rho, s.R, phi, dphi);
     negative ^= phi < T(0);
-    log_sum += log(abs_eps(phi));
+    log_sum += log(static_cast<double>(abs_eps(phi)));
   }
-  M[idx] = (negative ? T(-1) : T(1)) * exp(log_sum);
+  M[idx] = static_cast<T>((negative ? -1.0 : 1.0) * exp(log_sum));
 }
 
 // grad u[n, l, d] = sum_rho g_phi dphi/du: one warp per element, lanes stride the rank.

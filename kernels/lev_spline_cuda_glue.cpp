@@ -2,6 +2,7 @@
 #include "kernels/lev_spline_cuda.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "ember/util/error.h"
 
@@ -15,8 +16,19 @@ namespace ember::lev {
 
 #ifdef EMBER_WITH_CUDA
 namespace {
+// The kernels index raw memory: a wrong shape must be an error here, not an out-of-bounds read.
 CudaShape cuda_shape(const at::Tensor& u, const at::Tensor& S) {
+  if (u.dim() != 3 || S.dim() != 4 || u.size(1) != S.size(0) || u.size(2) != S.size(1))
+    throw Error(fmt::format("lev spline (CUDA): expected u [N, h, d_s] and S [h, d_s, kappa, r], got {} and {}",
+                            fmt::join(u.sizes(), "x"), fmt::join(S.sizes(), "x")));
+  if (S.size(2) < 3) throw Error(fmt::format("lev spline (CUDA): needs at least 3 knots, got {}", S.size(2)));
   return {u.size(0), u.size(1), u.size(2), S.size(2), S.size(3)};
+}
+
+void require_m_shape(const at::Tensor& t, const char* name, const CudaShape& s) {
+  if (t.sizes() != at::IntArrayRef{s.N, s.H, s.R})
+    throw Error(fmt::format("lev spline backward (CUDA): {} has shape {}, expected {}x{}x{}", name,
+                            fmt::join(t.sizes(), "x"), s.N, s.H, s.R));
 }
 
 // Every tensor on the same CUDA device as u: the kernels run there, on that device's current stream.
@@ -57,6 +69,8 @@ std::pair<at::Tensor, at::Tensor> spline_backward_cuda(const at::Tensor& grad_m,
   auto u = u_in.contiguous(), S = S_in.contiguous(), gM = grad_m.contiguous(), M = m.contiguous();
   auto gU = at::empty_like(u), gS = at::empty_like(S);
   const auto shape = cuda_shape(u, S);
+  require_m_shape(gM, "grad M", shape);
+  require_m_shape(M, "M", shape);
   auto workspace = at::empty({spline_backward_workspace(shape)}, u.options());
   AT_DISPATCH_FLOATING_TYPES(u.scalar_type(), "lev_spline_backward_cuda", [&] {
     check_launch("LEV spline backward",
