@@ -8,8 +8,8 @@
 
 #include "ember/analysis/epsilon.h"
 #include "ember/model/autocast.h"
-#include "ember/train/lr_schedule.h"
 #include "ember/train/device_memory.h"
+#include "ember/train/lr_schedule.h"
 #include "ember/train/peak_flops.h"
 #include "ember/train/preemption.h"
 #include "ember/util/error.h"

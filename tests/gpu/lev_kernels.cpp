@@ -6,6 +6,7 @@
 
 #include <iostream>
 
+#include "ember/util/error.h"
 #include "kernels/lev_spline.h"
 #include "kernels/lev_spline_cuda.h"
 
@@ -31,9 +32,29 @@ bool matches(Shape s, at::ScalarType dtype, bool normalize) {
   const double tol = dtype == at::kDouble ? 1e-10 : 1e-4;
   const double e_m = relative_error(m_gpu, m_cpu), e_u = relative_error(gu_gpu, gu_cpu),
                e_s = relative_error(gs_gpu, gs_cpu);
-  std::cout << "N " << s.N << " R " << s.R << " K " << s.K << " " << (dtype == at::kDouble ? "fp64" : "fp32") << (normalize ? " normalised" : " plain")
-            << " max rel diff: M " << e_m << ", dU " << e_u << ", dS " << e_s << "\n";
+  std::cout << "N " << s.N << " R " << s.R << " K " << s.K << (dtype == at::kDouble ? " fp64" : " fp32")
+            << (normalize ? " normalised" : " plain") << " max rel diff: M " << e_m << ", dU " << e_u << ", dS " << e_s
+            << "\n";
   return e_m < tol && e_u < tol && e_s < tol;
+}
+
+// The glue refuses shapes the kernels would read out of bounds with, before any launch.
+bool refuses_bad_shapes() {
+  auto u = at::rand({16, 2, 4}, at::kCUDA), S = at::ones({2, 4, 6, 8}, at::kCUDA);
+  auto refused = [](auto&& call) {
+    try {
+      call();
+    } catch (const ember::Error&) {
+      return true;
+    }
+    return false;
+  };
+  const bool ok = refused([&] { ember::lev::spline_forward_cuda(u, S.narrow(1, 0, 3), true); }) &&
+                  refused([&] { ember::lev::spline_forward_cuda(u, S.narrow(2, 0, 2), true); }) &&
+                  refused([&] { ember::lev::spline_backward_cuda(at::ones({16, 2, 7}, at::kCUDA),
+                                                                 at::ones({16, 2, 8}, at::kCUDA), u, S, true); });
+  std::cout << "bad shapes " << (ok ? "refused" : "NOT refused") << "\n";
+  return ok;
 }
 
 }  // namespace
@@ -47,6 +68,7 @@ int main() {
   for (Shape shape : {Shape{512, 8, 128, 16, 64}, Shape{1001, 3, 5, 7, 40}})
     for (auto dtype : {at::kDouble, at::kFloat})
       for (bool normalize : {true, false}) ok = matches(shape, dtype, normalize) && ok;
+  ok = refuses_bad_shapes() && ok;
   std::cout << (ok ? "MATCH" : "MISMATCH") << "\n";
   return ok ? 0 : 1;
 }
