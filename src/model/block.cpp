@@ -1,5 +1,9 @@
 #include "ember/model/block.h"
 
+#include <algorithm>
+
+#include "ember/util/error.h"
+
 namespace ember {
 
 Block::Block(const ModelConfig& cfg, int64_t layer, int64_t d_ff) {
@@ -14,25 +18,43 @@ Block::Block(const ModelConfig& cfg, int64_t layer, int64_t d_ff) {
     mlps_.push_back(register_module(
         "mlp" + suffix, std::make_shared<SwiGLU>(cfg.d_model, widths[l], cfg.init_std, ctx.out_std)));
   }
+  updates_ = block_level_updates(ctx);
+  if (!updates_.empty() && updates_.size() != mlps_.size())
+    throw ConfigError("model.mixer." + cfg.mixer.kind + ": " + std::to_string(updates_.size()) +
+                      " level update rules for " + std::to_string(mlps_.size()) + " MLP levels");
 }
 
-at::Tensor Block::mlp_chain(const at::Tensor& h) {
+bool Block::learns_in_context() const {
+  return std::any_of(updates_.begin(), updates_.end(), [](const LevelUpdate& u) { return u.learns(); });
+}
+
+at::Tensor Block::mlp_chain(const at::Tensor& h, const at::Tensor& teach, std::vector<FastSwiGLUState>* levels) {
+  if (levels && levels->empty()) levels->resize(mlps_.size());
   auto x = h;
-  for (size_t l = 0; l < mlps_.size(); ++l) x = x + mlps_[l]->forward(mlp_norms_[l]->forward(x));
+  for (size_t l = 0; l < mlps_.size(); ++l) {
+    auto u = mlp_norms_[l]->forward(x);
+    if (!teach.defined() || updates_.empty() || !updates_[l].learns())
+      x = x + mlps_[l]->forward(u);
+    else if (levels)
+      x = x + fast_swiglu_decode(*mlps_[l], u, teach, updates_[l], (*levels)[l]);
+    else
+      x = x + fast_swiglu_forward(*mlps_[l], u, teach, updates_[l]);
+  }
   return x;
 }
 
-at::Tensor Block::forward(const at::Tensor& x, const Rope& rope, BlockTrace* trace) {
+at::Tensor Block::forward(const at::Tensor& x, const Rope& rope, BlockTrace* trace, const at::Tensor& teach) {
   auto normed = mixer_norm_->forward(x);
   auto mixed = mixer_->forward(normed, rope);
   auto h = x + mixed;
-  auto out = mlp_chain(h);
+  auto out = mlp_chain(h, teach, nullptr);
   if (trace) *trace = {x, mixed, h, out - h, normed};
   return out;
 }
 
-at::Tensor Block::decode(const at::Tensor& x, const Rope& rope, std::unique_ptr<MixerState>& state) {
-  return mlp_chain(x + mixer_->decode(mixer_norm_->forward(x), rope, state));
+at::Tensor Block::decode(const at::Tensor& x, const Rope& rope, std::unique_ptr<MixerState>& state,
+                         std::vector<FastSwiGLUState>* levels, const at::Tensor& teach) {
+  return mlp_chain(x + mixer_->decode(mixer_norm_->forward(x), rope, state), levels ? teach : at::Tensor(), levels);
 }
 
 int64_t Block::mlp_width() const {
@@ -57,6 +79,14 @@ double Block::forward_flops_per_token(int64_t seq_len) const {
     for (const auto& p : part->parameters())
       if (p.dim() >= 2) matmul += static_cast<double>(p.numel());
   return 2.0 * matmul + static_cast<double>(mixer_->extra_flops_per_token(seq_len));
+}
+
+double Block::inner_gradient_flops_per_token() const {
+  double flops = 0;
+  for (size_t l = 0; l < updates_.size(); ++l)
+    if (updates_[l].learns())
+      flops += 8.0 * static_cast<double>(mlps_[l]->w_up().numel()) * (updates_[l].differentiate ? 3.0 : 1.0);
+  return flops;
 }
 
 }  // namespace ember

@@ -1,5 +1,7 @@
 #include "ember/model/lm.h"
 
+#include <torch/csrc/autograd/autograd.h>
+
 #include <algorithm>
 
 #include "ember/model/activation_checkpoint.h"
@@ -29,15 +31,44 @@ at::Device LanguageModel::device() const { return final_norm_->parameters().fron
 at::Tensor LanguageModel::head_weight() const { return head_.defined() ? head_ : embedding_->tied_table(); }
 
 at::Tensor LanguageModel::hidden(const at::Tensor& ids) {
+  const auto teach = learns_in_context() ? teach_signal(ids) : at::Tensor();
   auto x = embedding_->forward(ids);
   for (size_t l = 0; l < blocks_.size(); ++l) {
     Block* block = blocks_[l].get();
     if (!recompute_.empty() && recompute_[l])
-      x = checkpointed([block, this](const at::Tensor& in) { return block->forward(in, rope_); }, x);
+      x = checkpointed([block, this, teach](const at::Tensor& in) { return block->forward(in, rope_, nullptr, teach); }, x);
     else
-      x = block->forward(x, rope_);
+      x = block->forward(x, rope_, nullptr, teach);
   }
   return final_norm_->forward(x);
+}
+
+bool LanguageModel::learns_in_context() const {
+  return std::any_of(blocks_.begin(), blocks_.end(), [](const auto& b) { return b->learns_in_context(); });
+}
+
+at::Tensor LanguageModel::teach_signal(const at::Tensor& ids) {
+  at::Tensor stream;
+  {
+    at::NoGradGuard no_grad;
+    stream = embedding_->forward(ids);
+    for (auto& block : blocks_) stream = block->forward(stream, rope_);  // every level static
+  }
+  const int64_t length = ids.size(1);
+  auto teach = at::zeros_like(stream);
+  if (length > 1)
+    teach.narrow(1, 0, length - 1).copy_(stream_gradient(stream.narrow(1, 0, length - 1), ids.narrow(1, 1, length - 1)));
+  return teach;
+}
+
+at::Tensor LanguageModel::stream_gradient(const at::Tensor& stream, const at::Tensor& targets) {
+  at::AutoGradMode grad_mode(true);
+  auto x = stream.detach().contiguous().requires_grad_(true);
+  auto h = final_norm_->forward(x);
+  auto mean = linear_cross_entropy(h.reshape({-1, h.size(-1)}), head_weight().detach(), targets.reshape({-1}),
+                                   cfg_.embedding.output_scale, loss_chunk_rows_);
+  auto sum = mean * static_cast<double>(targets.numel());  // each token's own loss, not their mean
+  return torch::autograd::grad({sum}, {x})[0].detach();
 }
 
 void LanguageModel::set_activation_checkpointing(ActivationCheckpointing mode, int64_t k) {
@@ -49,8 +80,9 @@ void LanguageModel::set_activation_checkpointing(ActivationCheckpointing mode, i
 
 std::vector<BlockTrace> LanguageModel::trace(const at::Tensor& ids) {
   std::vector<BlockTrace> traces(blocks_.size());
+  const auto teach = learns_in_context() ? teach_signal(ids) : at::Tensor();
   auto x = embedding_->forward(ids);
-  for (size_t l = 0; l < blocks_.size(); ++l) x = blocks_[l]->forward(x, rope_, &traces[l]);
+  for (size_t l = 0; l < blocks_.size(); ++l) x = blocks_[l]->forward(x, rope_, &traces[l], teach);
   return traces;
 }
 
@@ -58,10 +90,31 @@ at::Tensor LanguageModel::forward(const at::Tensor& ids) { return logits_of(hidd
 
 at::Tensor LanguageModel::decode(const at::Tensor& ids, DecodeState& state) {
   if (state.layers.empty()) state.layers.resize(blocks_.size());
+  const bool learns = learns_in_context();
+  const auto teach = learns ? decode_teach(ids, state) : at::Tensor();
+  if (learns && state.levels.empty()) state.levels.resize(blocks_.size());
   auto x = embedding_->forward(ids);
-  for (size_t l = 0; l < blocks_.size(); ++l) x = blocks_[l]->decode(x, rope_, state.layers[l]);
+  for (size_t l = 0; l < blocks_.size(); ++l)
+    x = blocks_[l]->decode(x, rope_, state.layers[l], learns ? &state.levels[l] : nullptr, teach);
   state.position += ids.size(1);
   return logits_of(final_norm_->forward(x));
+}
+
+// The teach signals of the positions before each new token: the static pass's stream of the token
+// before (kept from the last call) and of all new tokens but the last, against the new tokens.
+at::Tensor LanguageModel::decode_teach(const at::Tensor& ids, DecodeState& state) {
+  if (state.static_layers.empty()) state.static_layers.resize(blocks_.size());
+  at::Tensor stream;
+  {
+    at::NoGradGuard no_grad;
+    stream = embedding_->forward(ids);
+    for (size_t l = 0; l < blocks_.size(); ++l) stream = blocks_[l]->decode(stream, rope_, state.static_layers[l]);
+  }
+  auto before = state.last_stream.defined() ? at::cat({state.last_stream, stream}, 1) : stream;
+  auto targets = state.last_stream.defined() ? ids : ids.narrow(1, 1, ids.size(1) - 1);
+  state.last_stream = stream.narrow(1, stream.size(1) - 1, 1);
+  if (targets.size(1) == 0) return stream.new_zeros({stream.size(0), 0, stream.size(2)});
+  return stream_gradient(before.narrow(1, 0, targets.size(1)), targets);
 }
 
 at::Tensor LanguageModel::logits_of(const at::Tensor& hidden) const {
@@ -106,7 +159,20 @@ double LanguageModel::train_flops_per_token(int64_t seq_len) const {
   matmul_params += static_cast<double>(head_weight().numel()) * (head_.defined() ? 0 : 1);
   double attention = 0;
   for (const auto& b : blocks_) attention += static_cast<double>(b->mixer().extra_flops_per_token(seq_len));
-  return 6.0 * matmul_params + 3.0 * attention;  // backward costs twice the forward
+  return 6.0 * matmul_params + 3.0 * attention + in_context_flops_per_token(seq_len);  // backward = 2x forward
+}
+
+// Levels that learn in context add the static first pass (the blocks' forward, no backward), the
+// teach signal (the head's matmul and its gradient at the stream: 4 d V) and per learning level its
+// inner gradient (4 matmuls of d x F: 8 d F), which backward differentiates too with `differentiate`.
+double LanguageModel::in_context_flops_per_token(int64_t seq_len) const {
+  if (!learns_in_context()) return 0.0;
+  double flops = 4.0 * static_cast<double>(head_weight().numel());
+  for (const auto& b : blocks_) {
+    flops += b->forward_flops_per_token(seq_len);
+    flops += b->inner_gradient_flops_per_token();
+  }
+  return flops;
 }
 
 }  // namespace ember

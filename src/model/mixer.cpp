@@ -45,7 +45,7 @@ std::vector<MixerKind> build_table() {
        .default_options = default_kind_options<TitansConfig>,
        .make = [](const MixerContext& c) { return std::make_shared<Titans>(c, c.config.get<TitansConfig>()); }},
       {.name = "hope_attention",
-       .description = "attention followed by a chain of k MLP levels splitting the MLP width (static CMS)",
+       .description = "attention followed by a chain of k MLP levels splitting the MLP width, static or updated in context (CMS)",
        .default_options = default_kind_options<HopeAttentionConfig>,
        .make =
            [](const MixerContext& c) {
@@ -54,7 +54,8 @@ std::vector<MixerKind> build_table() {
        .mlp_widths =
            [](const MixerContext& c, int64_t d_ff) {
              return cms_level_widths(d_ff, c.config.get<HopeAttentionConfig>().levels);
-           }},
+           },
+       .level_updates = [](const MixerContext& c) { return c.config.get<HopeAttentionConfig>().level_updates(); }},
   };
 }
 
@@ -83,6 +84,11 @@ std::shared_ptr<Mixer> make_mixer(const MixerContext& ctx) { return mixer_kind(c
 std::vector<int64_t> block_mlp_widths(const MixerContext& ctx, int64_t d_ff) {
   const auto& row = mixer_kind(ctx.config.kind);
   return row.mlp_widths ? row.mlp_widths(ctx, d_ff) : std::vector<int64_t>{d_ff};
+}
+
+std::vector<LevelUpdate> block_level_updates(const MixerContext& ctx) {
+  const auto& row = mixer_kind(ctx.config.kind);
+  return row.level_updates ? row.level_updates(ctx) : std::vector<LevelUpdate>{};
 }
 
 }  // namespace ember

@@ -9,7 +9,7 @@ SwiGLU::SwiGLU(int64_t d_model, int64_t d_ff, double init_std, double out_std) {
   w_down_ = register_parameter("w_down", normal_parameter({d_model, d_ff}, out_std));
 }
 
-at::Tensor SwiGLU::forward(const at::Tensor& x) {
+at::Tensor SwiGLU::forward(const at::Tensor& x) const {
   return at::linear(at::silu(at::linear(x, w_gate_)) * at::linear(x, w_up_), w_down_);
 }
 

@@ -11,6 +11,7 @@
 #include "ember/model/lev.h"
 #include "ember/model/lm.h"
 #include "ember/model/mixer.h"
+#include "ember/model/mixers/hope_attention.h"
 #include "ember/model/rope.h"
 
 // LibTorch's C++ build lacks Meta kernels for a few operators that Python gets from its own meta
@@ -47,6 +48,8 @@ TEST(DeviceClean, EveryEmbeddingKindAndMixerRunsForwardAndBackwardOnTheMetaDevic
       c.mixer.kind = mixer.name;
       auto& lev = c.embedding.get<ember::LevConfig>();
       lev.d_seed = 8, lev.heads = 2, lev.knots = 5, lev.rank = 4;
+      auto& hope = c.mixer.get<ember::HopeAttentionConfig>();  // levels learning in context
+      hope.update = ember::CmsUpdate::chunked, hope.chunk_sizes = {2, 3, 0, 5};
       ember::MetaInitScope meta;
       ember::LanguageModel m(c);
       m.set_activation_checkpointing(ember::ActivationCheckpointing::every_k, 2);

@@ -47,6 +47,16 @@ struct MixerContext {
 };
 MixerContext mixer_context(const ModelConfig& cfg, int64_t layer);
 
+// How one MLP of the block's chain learns in context (Hope-attention's CMS levels, fast_swiglu.h):
+// after every `chunk` tokens (0: never, a static level) a step of `lr` on the teach signal, which
+// the outer gradient flows through when `differentiate`.
+struct LevelUpdate {
+  int64_t chunk = 0;
+  double lr = 0.0;
+  bool differentiate = false;
+  bool learns() const { return chunk > 0; }
+};
+
 struct MixerKind {
   std::string name;
   std::string description;                                             // one line, for --help, inspect and errors
@@ -57,11 +67,14 @@ struct MixerKind {
   // width); empty: one MLP of width d_ff. Hope-attention splits it over its CMS levels; gated
   // attention may shrink it to pay for its gate.
   std::function<std::vector<int64_t>(const MixerContext&, int64_t d_ff)> mlp_widths = {};
+  // How each MLP of that chain learns in context; empty: every MLP is static.
+  std::function<std::vector<LevelUpdate>(const MixerContext&)> level_updates = {};
 };
 
 const std::vector<MixerKind>& mixer_kinds();
 const MixerKind& mixer_kind(const std::string& name);  // ConfigError with did-you-mean
 std::shared_ptr<Mixer> make_mixer(const MixerContext& ctx);
 std::vector<int64_t> block_mlp_widths(const MixerContext& ctx, int64_t d_ff);
+std::vector<LevelUpdate> block_level_updates(const MixerContext& ctx);  // empty: static
 
 }  // namespace ember

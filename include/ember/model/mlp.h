@@ -8,8 +8,11 @@ namespace ember {
 class SwiGLU : public torch::nn::Module {
  public:
   SwiGLU(int64_t d_model, int64_t d_ff, double init_std, double out_std);
-  at::Tensor forward(const at::Tensor& x);
+  at::Tensor forward(const at::Tensor& x) const;
   int64_t d_ff() const { return w_up_.size(0); }
+  const at::Tensor& w_gate() const { return w_gate_; }  // [d_ff, d]
+  const at::Tensor& w_up() const { return w_up_; }      // [d_ff, d]
+  const at::Tensor& w_down() const { return w_down_; }  // [d, d_ff]
   // Kept for backward per token, the input excepted: gate, up, SiLU(gate) and their product.
   double activation_bytes_per_token(int64_t elem) const { return 4.0 * elem * d_ff(); }
 

@@ -1,5 +1,7 @@
 #include "ember/model/mixers/hope_attention.h"
 
+#include <cmath>
+
 #include "ember/util/error.h"
 
 namespace ember {
@@ -7,6 +9,27 @@ namespace ember {
 void HopeAttentionConfig::fields(FieldVisitor& v) {
   v.choice("impl", impl);
   v.field("levels", levels, Bound::positive());
+  v.choice("update", update);
+  v.field("chunk_sizes", chunk_sizes, Bound::non_negative());
+  v.field("inner_lr", inner_lr, Bound::non_negative());
+  v.field("differentiate_updates", differentiate_updates);
+}
+
+void HopeAttentionConfig::check(const ConfigChecker& c, const std::string& path) const {
+  if (update != CmsUpdate::chunked) return;
+  c.require(static_cast<int64_t>(chunk_sizes.size()) == levels, path + ".chunk_sizes",
+            "has " + std::to_string(chunk_sizes.size()) + " entries but " + path + ".levels is " +
+                std::to_string(levels) + ": give one chunk size per level (0 = a static level)");
+  for (double size : chunk_sizes)
+    c.require(size == std::floor(size), path + ".chunk_sizes", "must hold whole numbers of tokens");
+}
+
+std::vector<LevelUpdate> HopeAttentionConfig::level_updates() const {
+  if (update != CmsUpdate::chunked) return {};
+  std::vector<LevelUpdate> rules;
+  for (double size : chunk_sizes)
+    rules.push_back({static_cast<int64_t>(size), inner_lr, differentiate_updates});
+  return rules;
 }
 
 std::vector<int64_t> cms_level_widths(int64_t d_ff, int64_t levels) {

@@ -1,12 +1,9 @@
 #include "ember/model/mixers/neural_memory.h"
 
+#include "ember/model/fast_swiglu.h"  // silu_derivative, shared with the CMS levels' fast weights
+
 namespace ember {
 namespace {
-
-at::Tensor silu_derivative(const at::Tensor& h) {
-  auto s = at::sigmoid(h);
-  return s * (1 + h * (1 - s));  // d/dh h sigmoid(h)
-}
 
 at::Tensor transposed(const at::Tensor& x) { return x.transpose(-1, -2); }
 

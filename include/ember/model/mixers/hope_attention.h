@@ -3,20 +3,34 @@
 // levels replacing the block's single MLP,
 //   x <- x + Attn(RMSNorm(x));   for l = 1..k:  x <- x + MLP^(l)(RMSNorm_l(x))      (Eq. 30)
 // Level widths split the layer's (tapered) d_ff, so the chain has the Transformer's MLP weights;
-// k = 1 is the Transformer block. The levels are static (trained by the optimiser only, the spec's
-// H0); the in-context chunked level updates (H1) are not implemented.
+// k = 1 is the Transformer block. `update: static` trains the levels by the optimiser only (the
+// spec's H0); `update: chunked` also updates level l in context after every chunk_sizes[l] tokens
+// (Eq. 71, the spec's H1; model/fast_swiglu.h), on the teach signal of a first, static pass.
 #pragma once
 #include "ember/model/mixers/attention.h"
 
 namespace ember {
+
+enum class CmsUpdate { static_levels, chunked };
+inline std::span<const EnumName<CmsUpdate>> enum_names(CmsUpdate) {
+  static constexpr EnumName<CmsUpdate> names[] = {{CmsUpdate::static_levels, "static"},
+                                                  {CmsUpdate::chunked, "chunked"}};
+  return names;
+}
 
 // model.mixer.hope_attention.*
 struct HopeAttentionConfig {
   static constexpr const char* kKind = "hope_attention";
   AttentionImpl impl = AttentionImpl::sdpa;
   int64_t levels = 4;  // k, the CMS levels per block
+  CmsUpdate update = CmsUpdate::static_levels;
+  std::vector<double> chunk_sizes = {16, 64, 256, 0};  // C per level, fastest first; 0: static
+  double inner_lr = 0.01;              // eta^(l), every level
+  bool differentiate_updates = false;  // outer gradients through the updates (else stop-grad)
 
   void fields(FieldVisitor& v);
+  void check(const ConfigChecker& c, const std::string& path) const;
+  std::vector<LevelUpdate> level_updates() const;  // one per level; empty when static
 };
 
 // d_ff split over `levels` widths as equal as integers allow (the first d_ff mod k one wider),

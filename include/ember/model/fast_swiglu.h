@@ -1,0 +1,50 @@
+// A SwiGLU MLP used as fast weights learned in context: Hope-attention's in-context chunked CMS
+// level updates (Nested Learning Eq. 71, the spec's H1; docs/mixers.md, "Hope-attention"). Level l
+// starts every sequence from its outer-trained weights theta_0; the tokens of chunk j = [jC, (j+1)C)
+// read the weights after chunk j - 1; after the chunk's last token
+//   theta <- theta - lr * sum_{t in chunk} grad_theta < delta_t, MLP_theta(u_t) >   at the chunk-start theta
+// where u_t is the level's (normed) input and delta_t the teach signal, the next-token loss's
+// gradient at the level's output (model/lm.h: from a first, static pass). The inner gradient is
+// written out (no autograd inside the loop); each sequence of the batch has its own weights.
+#pragma once
+#include <ATen/ATen.h>
+
+#include "ember/model/mixer.h"
+#include "ember/model/mlp.h"
+
+namespace ember {
+
+at::Tensor silu_derivative(const at::Tensor& h);  // d/dh h sigmoid(h)
+
+// Weights per sequence: gate, up [B, F, d], down [B, d, F] (SwiGLU's layout with a batch in front).
+struct SwiGLUWeights {
+  at::Tensor gate, up, down;
+  static SwiGLUWeights of(const SwiGLU& mlp, int64_t batch);  // the outer weights, expanded
+  SwiGLUWeights minus(const SwiGLUWeights& grad, double lr) const;  // theta - lr grad
+  SwiGLUWeights detached() const;
+};
+
+at::Tensor swiglu_apply(const SwiGLUWeights& w, const at::Tensor& u);  // u [B, n, d] -> [B, n, d]
+// sum_t grad_theta < teach_t, MLP_theta(u_t) > for u, teach [B, n, d]: per sequence, never per token.
+SwiGLUWeights swiglu_inner_grad(const SwiGLUWeights& w, const at::Tensor& u, const at::Tensor& teach);
+
+// One level over a whole sequence, chunk by chunk (T need not be a multiple of the chunk). With
+// `differentiate` the outer gradient flows through the updates (meta-learning); without, the updates
+// are constants to it (stop-grad) and the outer weights get the gradient of every chunk's read.
+at::Tensor fast_swiglu_forward(const SwiGLU& mlp, const at::Tensor& u, const at::Tensor& teach,
+                               const LevelUpdate& rule);
+
+// Decoding: the current chunk's weights, its inputs so far and the teach signals known so far (the
+// signal of token t needs token t + 1, so it arrives one call step behind its input).
+struct FastSwiGLUState {
+  SwiGLUWeights weights;
+  at::Tensor inputs, teach;  // [B, n, d]: the current chunk's, undefined when empty
+  int64_t position = 0;
+};
+
+// The outputs for inputs u [B, T', d] at positions state.position.. given the teach signals of the
+// positions before each of them that the state lacks (teach [B, T' or T' - 1 at the start, d]).
+at::Tensor fast_swiglu_decode(const SwiGLU& mlp, const at::Tensor& u, const at::Tensor& teach,
+                              const LevelUpdate& rule, FastSwiGLUState& state);
+
+}  // namespace ember

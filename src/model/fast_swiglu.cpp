@@ -1,0 +1,92 @@
+#include "ember/model/fast_swiglu.h"
+
+#include <vector>
+
+#include <c10/util/Exception.h>
+
+namespace ember {
+namespace {
+
+at::Tensor transposed(const at::Tensor& x) { return x.transpose(-1, -2); }
+
+at::Tensor join(const at::Tensor& a, const at::Tensor& b) { return a.defined() ? at::cat({a, b}, 1) : b; }
+
+// The rows from `start` on (undefined when none are left).
+at::Tensor rows_from(const at::Tensor& x, int64_t start) {
+  return start >= x.size(1) ? at::Tensor() : x.narrow(1, start, x.size(1) - start);
+}
+
+}  // namespace
+
+at::Tensor silu_derivative(const at::Tensor& h) {
+  auto s = at::sigmoid(h);
+  return s * (1 + h * (1 - s));
+}
+
+SwiGLUWeights SwiGLUWeights::of(const SwiGLU& mlp, int64_t batch) {
+  auto expand = [batch](const at::Tensor& w) { return w.unsqueeze(0).expand({batch, w.size(0), w.size(1)}); };
+  return {expand(mlp.w_gate()), expand(mlp.w_up()), expand(mlp.w_down())};
+}
+
+SwiGLUWeights SwiGLUWeights::minus(const SwiGLUWeights& grad, double lr) const {
+  return {gate - lr * grad.gate, up - lr * grad.up, down - lr * grad.down};
+}
+
+SwiGLUWeights SwiGLUWeights::detached() const { return {gate.detach(), up.detach(), down.detach()}; }
+
+at::Tensor swiglu_apply(const SwiGLUWeights& w, const at::Tensor& u) {
+  auto z = at::silu(at::bmm(u, transposed(w.gate))) * at::bmm(u, transposed(w.up));
+  return at::bmm(z, transposed(w.down));
+}
+
+SwiGLUWeights swiglu_inner_grad(const SwiGLUWeights& w, const at::Tensor& u, const at::Tensor& teach) {
+  auto a = at::bmm(u, transposed(w.gate)), b = at::bmm(u, transposed(w.up));  // [B, n, F]
+  auto s = at::silu(a);
+  auto dz = at::bmm(teach, w.down);  // d<teach, z W_down^T>/dz
+  auto da = dz * b * silu_derivative(a), db = dz * s;
+  return {at::bmm(transposed(da), u), at::bmm(transposed(db), u), at::bmm(transposed(teach), s * b)};
+}
+
+at::Tensor fast_swiglu_forward(const SwiGLU& mlp, const at::Tensor& u, const at::Tensor& teach,
+                               const LevelUpdate& rule) {
+  if (!rule.learns() || !teach.defined()) return mlp.forward(u);
+  TORCH_CHECK(teach.sizes() == u.sizes(), "fast_swiglu_forward: the teach signal's shape differs from the input's");
+  const int64_t length = u.size(1), chunk = rule.chunk;
+  auto w = SwiGLUWeights::of(mlp, u.size(0));
+  std::vector<at::Tensor> out;
+  for (int64_t start = 0; start < length; start += chunk) {
+    const int64_t n = std::min(chunk, length - start);
+    auto uc = u.narrow(1, start, n);
+    out.push_back(swiglu_apply(w, uc));
+    if (start + n == length) break;  // the last chunk's update is read by no token
+    auto step = swiglu_inner_grad(w, uc, teach.narrow(1, start, n));  // at the chunk-start weights
+    w = w.minus(rule.differentiate ? step : step.detached(), rule.lr);
+  }
+  return at::cat(out, 1);
+}
+
+at::Tensor fast_swiglu_decode(const SwiGLU& mlp, const at::Tensor& u, const at::Tensor& teach,
+                              const LevelUpdate& rule, FastSwiGLUState& st) {
+  if (!rule.learns()) return mlp.forward(u);
+  if (!st.weights.gate.defined()) st.weights = SwiGLUWeights::of(mlp, u.size(0));
+  if (teach.defined() && teach.size(1) > 0) st.teach = join(st.teach, teach);
+  std::vector<at::Tensor> out;
+  for (int64_t i = 0; i < u.size(1);) {
+    const int64_t position = st.position + i, chunk = rule.chunk;
+    if (position > 0 && position % chunk == 0 && st.inputs.defined()) {  // chunk [position - C, position) is done
+      TORCH_CHECK(st.teach.defined() && st.teach.size(1) >= chunk, "fast_swiglu_decode: a teach signal is missing");
+      st.weights = st.weights.minus(swiglu_inner_grad(st.weights, st.inputs, st.teach.narrow(1, 0, chunk)), rule.lr);
+      st.teach = rows_from(st.teach, chunk);
+      st.inputs = at::Tensor();
+    }
+    const int64_t n = std::min(chunk - position % chunk, u.size(1) - i);
+    auto seg = u.narrow(1, i, n);
+    out.push_back(swiglu_apply(st.weights, seg));
+    st.inputs = join(st.inputs, seg);
+    i += n;
+  }
+  st.position += u.size(1);
+  return at::cat(out, 1);
+}
+
+}  // namespace ember

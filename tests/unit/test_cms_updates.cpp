@@ -1,0 +1,257 @@
+// Hope-attention's in-context chunked CMS level updates (the spec's H1; model/fast_swiglu.h, the
+// teach signal in model/lm.h): the analytic inner gradient equals autograd; the chunked level equals
+// a token-by-token oracle that applies the summed update exactly after every C-th token (T not a
+// multiple of C); outer gradients flow through the updates only when asked; at the model: causal
+// with the teach signal, no update read before the first boundary, each sequence its own fast
+// weights, the forward leaves the parameters alone, and decoding equals the forward. float64.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "central_differences.h"
+#include "ember/checkpoint/run_config.h"
+#include "ember/model/fast_swiglu.h"
+#include "ember/model/lm.h"
+#include "ember/model/mixers/hope_attention.h"
+#include "ember/util/error.h"
+
+namespace {
+
+constexpr auto kF64 = torch::kFloat64;
+constexpr int64_t kD = 6, kF = 5;
+
+// The SwiGLU of one sequence spelled out: (SiLU(u Wg^T) * (u Wu^T)) Wd^T.
+at::Tensor mlp_of(const at::Tensor& g, const at::Tensor& up, const at::Tensor& down, const at::Tensor& u) {
+  return (at::silu(u.matmul(g.t())) * u.matmul(up.t())).matmul(down.t());
+}
+
+std::shared_ptr<ember::SwiGLU> level(uint64_t seed) {
+  torch::manual_seed(seed);
+  auto mlp = std::make_shared<ember::SwiGLU>(kD, kF, 0.5, 0.5);
+  mlp->to(kF64);
+  return mlp;
+}
+
+// Token by token: read with the current weights; add token t's own gradient of <teach_t, MLP(u_t)>
+// (autograd on copies of the weights) to the chunk's sum; after every C-th token take the step.
+at::Tensor oracle(const ember::SwiGLU& mlp, const at::Tensor& u, const at::Tensor& teach, int64_t chunk, double lr) {
+  at::AutoGradMode grad_mode(true);
+  std::vector<at::Tensor> rows;
+  for (int64_t b = 0; b < u.size(0); ++b) {
+    std::vector<at::Tensor> w = {mlp.w_gate().detach().clone(), mlp.w_up().detach().clone(),
+                                 mlp.w_down().detach().clone()};
+    std::vector<at::Tensor> sum = {at::zeros_like(w[0]), at::zeros_like(w[1]), at::zeros_like(w[2])};
+    for (int64_t t = 0; t < u.size(1); ++t) {
+      auto ut = u[b][t].unsqueeze(0);
+      rows.push_back(mlp_of(w[0], w[1], w[2], ut).detach());
+      std::vector<at::Tensor> leaves;
+      for (const auto& x : w) leaves.push_back(x.clone().requires_grad_(true));
+      auto inner = (teach[b][t].unsqueeze(0) * mlp_of(leaves[0], leaves[1], leaves[2], ut)).sum();
+      auto grads = torch::autograd::grad({inner}, leaves);
+      for (size_t i = 0; i < 3; ++i) sum[i] += grads[i];
+      if ((t + 1) % chunk == 0)
+        for (size_t i = 0; i < 3; ++i) w[i] -= lr * sum[i], sum[i].zero_();
+    }
+  }
+  return at::cat(rows, 0).view(u.sizes());
+}
+
+}  // namespace
+
+TEST(CmsUpdates, InnerGradientEqualsAutograd) {
+  auto mlp = level(1);
+  auto w = ember::SwiGLUWeights::of(*mlp, 2);
+  std::vector<at::Tensor> leaves = {w.gate.detach().clone().requires_grad_(true),
+                                    w.up.detach().clone().requires_grad_(true),
+                                    w.down.detach().clone().requires_grad_(true)};
+  auto u = torch::randn({2, 7, kD}, kF64), teach = torch::randn({2, 7, kD}, kF64);
+  at::Tensor inner = at::zeros({}, kF64);
+  for (int64_t b = 0; b < 2; ++b)
+    inner = inner + (teach[b] * mlp_of(leaves[0][b], leaves[1][b], leaves[2][b], u[b])).sum();
+  auto expected = torch::autograd::grad({inner}, leaves);
+  auto got = ember::swiglu_inner_grad(w, u, teach);
+  EXPECT_LT((got.gate - expected[0]).abs().max().item<double>(), 1e-12);
+  EXPECT_LT((got.up - expected[1]).abs().max().item<double>(), 1e-12);
+  EXPECT_LT((got.down - expected[2]).abs().max().item<double>(), 1e-12);
+}
+
+TEST(CmsUpdates, ChunkedLevelEqualsTheTokenByTokenOracle) {
+  auto mlp = level(2);
+  for (int64_t length : {13, 37}) {
+    auto u = torch::randn({2, length, kD}, kF64), teach = torch::randn({2, length, kD}, kF64);
+    for (int64_t chunk : {1, 2, 4, 16}) {
+      torch::NoGradGuard no_grad;
+      auto got = ember::fast_swiglu_forward(*mlp, u, teach, {chunk, 0.05, false});
+      auto expected = oracle(*mlp, u, teach, chunk, 0.05);
+      const double scale = expected.abs().max().item<double>();  // grows with the updates
+      EXPECT_LT((got - expected).abs().max().item<double>(), 1e-13 * std::max(1.0, scale))
+          << "T " << length << ", C " << chunk << ", max |y| " << scale;
+    }
+    torch::NoGradGuard no_grad;  // the chunk size matters, so the equality is not trivial
+    auto c1 = ember::fast_swiglu_forward(*mlp, u, teach, {1, 0.05, false});
+    auto c16 = ember::fast_swiglu_forward(*mlp, u, teach, {16, 0.05, false});
+    EXPECT_GT((c1 - c16).abs().max().item<double>(), 1e-3);
+    EXPECT_LT((c16.narrow(1, 0, 13) - mlp->forward(u).narrow(1, 0, 13)).abs().max().item<double>(), 1e-12);
+  }
+}
+
+TEST(CmsUpdates, DecodingInPiecesEqualsTheChunkedLevel) {
+  auto mlp = level(3);
+  auto u = torch::randn({2, 23, kD}, kF64), teach = torch::randn({2, 23, kD}, kF64);
+  torch::NoGradGuard no_grad;
+  const ember::LevelUpdate rule{4, 0.05, false};
+  auto full = ember::fast_swiglu_forward(*mlp, u, teach, rule);
+  ember::FastSwiGLUState state;
+  std::vector<at::Tensor> parts;
+  int64_t start = 0;
+  for (int64_t n : {1, 1, 3, 5, 4, 1, 8}) {  // teach of the positions before each new token
+    auto known = start == 0 ? teach.narrow(1, 0, n - 1) : teach.narrow(1, start - 1, n);
+    parts.push_back(ember::fast_swiglu_decode(*mlp, u.narrow(1, start, n), known, rule, state));
+    start += n;
+  }
+  ASSERT_EQ(start, 23);
+  EXPECT_LT((at::cat(parts, 1) - full).abs().max().item<double>(), 1e-12);
+}
+
+TEST(CmsUpdates, OuterGradientsFlowThroughTheUpdatesOnlyWhenAsked) {
+  auto mlp = level(4);
+  auto u = torch::randn({1, 9, kD}, kF64).requires_grad_(true);
+  auto teach = torch::randn({1, 9, kD}, kF64), probe = torch::randn({1, 9, kD}, kF64);
+  const ember::LevelUpdate meta{3, 0.1, true}, stop{3, 0.1, false};
+  auto loss = [&](const ember::LevelUpdate& r) { return (probe * ember::fast_swiglu_forward(*mlp, u, teach, r)).sum(); };
+  ember::testing::expect_gradients_match_central_differences(*mlp, [&] { return loss(meta); },
+                                                             {"w_gate", "w_up", "w_down"});
+  // Stop-grad: the same values, and the gradient of reads whose chunk weights are theta_0 plus
+  // constants (the steps formed without a graph).
+  EXPECT_TRUE(torch::equal(loss(meta), loss(stop)));
+  mlp->zero_grad();
+  auto du_stop = torch::autograd::grad({loss(stop)}, {u})[0];
+  at::Tensor steps[3];
+  {
+    torch::NoGradGuard no_grad;
+    auto w = ember::SwiGLUWeights::of(*mlp, 1), w0 = w;
+    for (int c = 0; c < 3; ++c) {
+      w = w.minus(ember::swiglu_inner_grad(w, u.narrow(1, 3 * c, 3), teach.narrow(1, 3 * c, 3)), 0.1);
+      steps[c] = at::cat({(w.gate - w0.gate).flatten(), (w.up - w0.up).flatten(), (w.down - w0.down).flatten()});
+    }
+  }
+  at::Tensor reference = at::zeros({}, kF64);
+  for (int c = 0; c < 3; ++c) {
+    auto w = ember::SwiGLUWeights::of(*mlp, 1);
+    if (c > 0) {
+      auto s = steps[c - 1];
+      const int64_t n = kF * kD;
+      w = {w.gate + s.narrow(0, 0, n).view({1, kF, kD}), w.up + s.narrow(0, n, n).view({1, kF, kD}),
+           w.down + s.narrow(0, 2 * n, n).view({1, kD, kF})};
+    }
+    reference = reference + (probe.narrow(1, 3 * c, 3) * ember::swiglu_apply(w, u.narrow(1, 3 * c, 3))).sum();
+  }
+  auto du_reference = torch::autograd::grad({reference}, {u})[0];
+  EXPECT_LT((du_stop - du_reference).abs().max().item<double>(), 1e-12);
+  auto du_meta = torch::autograd::grad({loss(meta)}, {u})[0];
+  EXPECT_GT((du_meta - du_stop).abs().max().item<double>(), 1e-6);  // the updates carry gradient
+}
+
+namespace {
+
+ember::ModelConfig hope_model(std::vector<double> chunks, double lr = 0.05) {
+  ember::ModelConfig c;
+  c.vocab_size = 40, c.d_model = 32, c.n_layers = 2, c.n_heads = 4, c.max_seq_len = 32;
+  c.mlp.d_ff = 48;
+  c.init_std = 0.2;  // a teach signal large enough for the updates to show
+  c.mixer.kind = "hope_attention";
+  auto& h = c.mixer.get<ember::HopeAttentionConfig>();
+  h.levels = static_cast<int64_t>(chunks.size());
+  h.update = ember::CmsUpdate::chunked;
+  h.chunk_sizes = std::move(chunks);
+  h.inner_lr = lr;
+  return c;
+}
+
+std::shared_ptr<ember::LanguageModel> built(const ember::ModelConfig& c, uint64_t seed = 5) {
+  torch::manual_seed(seed);
+  auto m = std::make_shared<ember::LanguageModel>(c);
+  m->to(kF64);
+  return m;
+}
+
+double max_diff(const at::Tensor& a, const at::Tensor& b) { return (a - b).abs().max().item<double>(); }
+
+}  // namespace
+
+TEST(CmsUpdates, NoUpdateIsReadBeforeTheFirstBoundaryAndLrZeroIsStatic) {
+  auto learning = built(hope_model({3, 5, 0}));
+  auto frozen = built(hope_model({3, 5, 0}, 0.0));
+  auto static_cfg = hope_model({3, 5, 0});
+  static_cfg.mixer.get<ember::HopeAttentionConfig>().update = ember::CmsUpdate::static_levels;
+  auto plain = built(static_cfg);
+  ASSERT_TRUE(learning->learns_in_context());
+  ASSERT_FALSE(plain->learns_in_context());
+  torch::NoGradGuard no_grad;
+  auto ids = torch::randint(0, 40, {2, 13}, torch::kLong);
+  auto ours = learning->forward(ids), h0 = plain->forward(ids);
+  EXPECT_LT(max_diff(frozen->forward(ids), h0), 1e-12);
+  EXPECT_LT(max_diff(ours.narrow(1, 0, 3), h0.narrow(1, 0, 3)), 1e-12);  // chunk 0 reads theta_0
+  EXPECT_GT(max_diff(ours.narrow(1, 3, 10), h0.narrow(1, 3, 10)), 1e-4);
+}
+
+TEST(CmsUpdates, CausalWithTheNextTokenTeachSignal) {
+  auto model = built(hope_model({2, 3, 0}));
+  torch::NoGradGuard no_grad;
+  auto ids = torch::randint(0, 40, {1, 12}, torch::kLong);
+  auto base = model->forward(ids);
+  for (int64_t j : {1, 4, 6, 11}) {
+    auto changed = ids.clone();
+    changed[0][j] = (changed[0][j].item<int64_t>() + 7) % 40;
+    // token j is the target of position j - 1: its teach signal changes, its logits must not
+    auto teach = model->teach_signal(ids), teach_changed = model->teach_signal(changed);
+    EXPECT_GT(max_diff(teach.narrow(1, j - 1, 1), teach_changed.narrow(1, j - 1, 1)), 0.0);
+    auto out = model->forward(changed);
+    EXPECT_TRUE(torch::equal(out.narrow(1, 0, j), base.narrow(1, 0, j))) << "token " << j;
+    EXPECT_GT(max_diff(out.narrow(1, j, 1), base.narrow(1, j, 1)), 0.0);
+  }
+}
+
+TEST(CmsUpdates, EachSequenceLearnsAloneAndTheForwardLeavesParametersAlone) {
+  auto model = built(hope_model({2, 4, 0}));
+  std::vector<at::Tensor> before;
+  for (const auto& p : model->parameters()) before.push_back(p.detach().clone());
+  auto ids = torch::randint(0, 40, {2, 14}, torch::kLong);
+  auto both = model->forward(ids);
+  both.sum().backward();  // training pass too
+  size_t i = 0;
+  for (const auto& p : model->parameters()) EXPECT_TRUE(torch::equal(p.detach(), before[i++]));
+  torch::NoGradGuard no_grad;
+  EXPECT_LT(max_diff(both[0], model->forward(ids.narrow(0, 0, 1))[0]), 1e-12);
+  EXPECT_LT(max_diff(both[1], model->forward(ids.narrow(0, 1, 1))[0]), 1e-12);
+}
+
+TEST(CmsUpdates, DecodingTokenByTokenOrInPiecesEqualsTheForward) {
+  auto model = built(hope_model({2, 3, 5}));
+  torch::NoGradGuard no_grad;
+  auto ids = torch::randint(0, 40, {2, 17}, torch::kLong);
+  auto full = model->forward(ids);
+  for (const std::vector<int64_t>& pieces : {std::vector<int64_t>(17, 1), std::vector<int64_t>{1, 4, 2, 7, 3}}) {
+    ember::DecodeState state;
+    std::vector<at::Tensor> parts;
+    int64_t start = 0;
+    for (int64_t n : pieces) parts.push_back(model->decode(ids.narrow(1, start, n), state)), start += n;
+    EXPECT_LT(max_diff(at::cat(parts, 1), full), 1e-10);
+  }
+}
+
+TEST(CmsUpdates, ConfigNeedsOneChunkSizePerLevel) {
+  try {
+    ember::load_config({}, {"model.mixer.kind=hope_attention", "model.mixer.hope_attention.update=chunked",
+                            "model.mixer.hope_attention.levels=3"});
+    FAIL() << "3 levels with 4 chunk sizes accepted";
+  } catch (const ember::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("model.mixer.hope_attention.chunk_sizes"), std::string::npos) << e.what();
+  }
+  auto c = ember::load_config({}, {"model.mixer.kind=hope_attention", "model.mixer.hope_attention.update=chunked",
+                                   "model.mixer.hope_attention.levels=2",
+                                   "model.mixer.hope_attention.chunk_sizes=[8, 0]"});
+  const auto& h = c.model.mixer.template get<ember::HopeAttentionConfig>();
+  ASSERT_EQ(h.level_updates().size(), 2u);
+  EXPECT_EQ(h.level_updates()[0].chunk, 8);
+  EXPECT_FALSE(h.level_updates()[1].learns());
+}
