@@ -68,6 +68,12 @@ double Block::activation_bytes_per_token(int64_t elem) const {
   const double norm = 8.0 * width + (elem < 4 ? static_cast<double>(elem) * width : 0.0);  // x, RMSNorm(x), cast
   double bytes = norm + mixer_->activation_bytes_per_token(elem);
   for (const auto& mlp : mlps_) bytes += norm + mlp->activation_bytes_per_token(elem);
+  // A level learning in context keeps each chunk's weights, per sequence, for backward (fp32, and
+  // their low-precision copies under autocast): 3 d F of them per C tokens.
+  for (size_t l = 0; l < updates_.size(); ++l)
+    if (updates_[l].learns())
+      bytes += 3.0 * width * static_cast<double>(mlps_[l]->d_ff()) * (4.0 + (elem < 4 ? elem : 0)) /
+               static_cast<double>(updates_[l].chunk);
   return bytes;
 }
 

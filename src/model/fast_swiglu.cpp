@@ -32,20 +32,42 @@ SwiGLUWeights SwiGLUWeights::minus(const SwiGLUWeights& grad, double lr) const {
   return {gate - lr * grad.gate, up - lr * grad.up, down - lr * grad.down};
 }
 
-SwiGLUWeights SwiGLUWeights::detached() const { return {gate.detach(), up.detach(), down.detach()}; }
 
-at::Tensor swiglu_apply(const SwiGLUWeights& w, const at::Tensor& u) {
-  auto z = at::silu(at::bmm(u, transposed(w.gate))) * at::bmm(u, transposed(w.up));
-  return at::bmm(z, transposed(w.down));
+SwiGLURead swiglu_read(const SwiGLUWeights& w, const at::Tensor& u) {
+  auto a = at::bmm(u, transposed(w.gate)), b = at::bmm(u, transposed(w.up));  // [B, n, F]
+  return {a, b, at::bmm(at::silu(a) * b, transposed(w.down))};
+}
+
+at::Tensor swiglu_apply(const SwiGLUWeights& w, const at::Tensor& u) { return swiglu_read(w, u).y; }
+
+SwiGLUWeights swiglu_inner_grad(const SwiGLUWeights& w, const at::Tensor& u, const at::Tensor& teach,
+                                const SwiGLURead& read) {
+  auto s = at::silu(read.a);
+  auto dz = at::bmm(teach, w.down);  // d<teach, z W_down^T>/dz
+  auto da = dz * read.b * silu_derivative(read.a), db = dz * s;
+  return {at::bmm(transposed(da), u), at::bmm(transposed(db), u), at::bmm(transposed(teach), s * read.b)};
 }
 
 SwiGLUWeights swiglu_inner_grad(const SwiGLUWeights& w, const at::Tensor& u, const at::Tensor& teach) {
-  auto a = at::bmm(u, transposed(w.gate)), b = at::bmm(u, transposed(w.up));  // [B, n, F]
-  auto s = at::silu(a);
-  auto dz = at::bmm(teach, w.down);  // d<teach, z W_down^T>/dz
-  auto da = dz * b * silu_derivative(a), db = dz * s;
-  return {at::bmm(transposed(da), u), at::bmm(transposed(db), u), at::bmm(transposed(teach), s * b)};
+  return swiglu_inner_grad(w, u, teach, swiglu_read(w, u));
 }
+
+namespace {
+
+// theta - lr * sum_t grad <teach_t, MLP(u_t)> over one chunk (`read`: the chunk's reads at theta);
+// a constant to the outer gradient unless the rule differentiates through it.
+SwiGLUWeights stepped(const SwiGLUWeights& w, const at::Tensor& u, const at::Tensor& teach, const SwiGLURead& read,
+                      const LevelUpdate& rule) {
+  if (rule.differentiate) return w.minus(swiglu_inner_grad(w, u, teach, read), rule.lr);
+  SwiGLUWeights step;
+  {
+    at::NoGradGuard constant;
+    step = swiglu_inner_grad(w, u, teach, read);
+  }
+  return w.minus(step, rule.lr);
+}
+
+}  // namespace
 
 at::Tensor fast_swiglu_forward(const SwiGLU& mlp, const at::Tensor& u, const at::Tensor& teach,
                                const LevelUpdate& rule) {
@@ -57,10 +79,10 @@ at::Tensor fast_swiglu_forward(const SwiGLU& mlp, const at::Tensor& u, const at:
   for (int64_t start = 0; start < length; start += chunk) {
     const int64_t n = std::min(chunk, length - start);
     auto uc = u.narrow(1, start, n);
-    out.push_back(swiglu_apply(w, uc));
+    const auto read = swiglu_read(w, uc);
+    out.push_back(read.y);
     if (start + n == length) break;  // the last chunk's update is read by no token
-    auto step = swiglu_inner_grad(w, uc, teach.narrow(1, start, n));  // at the chunk-start weights
-    w = w.minus(rule.differentiate ? step : step.detached(), rule.lr);
+    w = stepped(w, uc, teach.narrow(1, start, n), read, rule);  // at the chunk-start weights
   }
   return at::cat(out, 1);
 }

@@ -22,7 +22,7 @@ at::ScalarType matmul_dtype(const at::Tensor& h, const at::Tensor& w) {
 // One pass over chunks of rows: z = s h W^T, CE_i = logsumexp(z_i) - z_{i, y_i}; with gradients,
 // dCE/dz = softmax(z) - onehot(y), scaled by s / N and folded into h and W at once.
 Pass chunked_pass(const at::Tensor& h, const at::Tensor& w, const at::Tensor& y, double scale, int64_t rows, bool grads,
-                  at::Tensor* per_row = nullptr) {
+                  at::Tensor* per_row = nullptr, bool grad_weight = true) {
   const auto mm = matmul_dtype(h, w);
   const auto acc = mm == at::kDouble ? at::kDouble : at::kFloat;
   NoAutocastScope explicit_dtypes(h.device());
@@ -31,7 +31,7 @@ Pass chunked_pass(const at::Tensor& h, const at::Tensor& w, const at::Tensor& y,
   Pass p{at::zeros({}, h.options().dtype(acc)), {}, {}};
   if (grads) {
     p.grad_h = at::empty({N, h.size(1)}, h.options().dtype(mm));
-    p.grad_w = at::zeros(w.sizes(), w.options().dtype(acc));
+    if (grad_weight) p.grad_w = at::zeros(w.sizes(), w.options().dtype(acc));
   }
   for (int64_t start = 0; start < N; start += rows) {
     const int64_t n = std::min(rows, N - start);
@@ -49,7 +49,7 @@ Pass chunked_pass(const at::Tensor& h, const at::Tensor& w, const at::Tensor& y,
     g.scatter_add_(1, yc, at::full({n, 1}, -1.0, g.options()));     // - onehot(y)
     const auto gm = g.mul_(scale / static_cast<double>(N)).to(mm);  // d(mean CE)/d(h W^T)
     p.grad_h.narrow(0, start, n).copy_(at::matmul(gm, wm));
-    p.grad_w.add_(at::matmul(gm.t(), hc));
+    if (grad_weight) p.grad_w.add_(at::matmul(gm.t(), hc));
   }
   return p;
 }
@@ -57,15 +57,17 @@ Pass chunked_pass(const at::Tensor& h, const at::Tensor& w, const at::Tensor& y,
 struct LinearCrossEntropy : torch::autograd::Function<LinearCrossEntropy> {
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& h, const at::Tensor& w,
                             const at::Tensor& y, double scale, int64_t rows) {
-    Pass p = chunked_pass(h, w, y, scale, rows, true);
-    ctx->save_for_backward({p.grad_h.to(h.scalar_type()), p.grad_w.to(w.scalar_type())});
+    // A frozen head (e.g. the teach signal of model/lm.h, which wants dL/dh only) skips dL/dW.
+    Pass p = chunked_pass(h, w, y, scale, rows, true, nullptr, ctx->needs_input_grad(1));
+    ctx->save_for_backward({p.grad_h.to(h.scalar_type()), p.grad_w.defined() ? p.grad_w.to(w.scalar_type()) : at::Tensor()});
     return p.loss_sum / static_cast<double>(h.size(0));
   }
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grad_out) {
     const auto saved = ctx->get_saved_variables();
     const auto& g = grad_out[0];  // a scalar: the chain rule only scales the stored gradients
-    return {saved[0] * g.to(saved[0].scalar_type()), saved[1] * g.to(saved[1].scalar_type()), {}, {}, {}};
+    return {saved[0] * g.to(saved[0].scalar_type()),
+            saved[1].defined() ? saved[1] * g.to(saved[1].scalar_type()) : at::Tensor(), {}, {}, {}};
   }
 };
 

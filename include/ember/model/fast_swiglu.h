@@ -4,8 +4,10 @@
 // read the weights after chunk j - 1; after the chunk's last token
 //   theta <- theta - lr * sum_{t in chunk} grad_theta < delta_t, MLP_theta(u_t) >   at the chunk-start theta
 // where u_t is the level's (normed) input and delta_t the teach signal, the next-token loss's
-// gradient at the level's output (model/lm.h: from a first, static pass). The inner gradient is
-// written out (no autograd inside the loop); each sequence of the batch has its own weights.
+// gradient at the final residual stream, which the level's output reaches along the skip path
+// (model/lm.h: from a first, static pass). Tokens and chunks are 0-indexed: the step after token
+// i = (j+1)C - 1 is first read by token (j+1)C. The inner gradient is written out (no autograd
+// inside the loop, 8 d F FLOPs per token); each sequence of the batch has its own weights.
 #pragma once
 #include <ATen/ATen.h>
 
@@ -21,12 +23,19 @@ struct SwiGLUWeights {
   at::Tensor gate, up, down;
   static SwiGLUWeights of(const SwiGLU& mlp, int64_t batch);  // the outer weights, expanded
   SwiGLUWeights minus(const SwiGLUWeights& grad, double lr) const;  // theta - lr grad
-  SwiGLUWeights detached() const;
 };
 
-at::Tensor swiglu_apply(const SwiGLUWeights& w, const at::Tensor& u);  // u [B, n, d] -> [B, n, d]
-// sum_t grad_theta < teach_t, MLP_theta(u_t) > for u, teach [B, n, d]: per sequence, never per token.
+// A read of u [B, n, d]: the gate and up pre-activations a, b [B, n, F] and y = (SiLU(a) b) W_down^T.
+struct SwiGLURead {
+  at::Tensor a, b, y;
+};
+SwiGLURead swiglu_read(const SwiGLUWeights& w, const at::Tensor& u);
+at::Tensor swiglu_apply(const SwiGLUWeights& w, const at::Tensor& u);  // swiglu_read(w, u).y
+// sum_t grad_theta < teach_t, MLP_theta(u_t) > for u, teach [B, n, d]: per sequence, never per token
+// (`read`: the reads of u at w, reused).
 SwiGLUWeights swiglu_inner_grad(const SwiGLUWeights& w, const at::Tensor& u, const at::Tensor& teach);
+SwiGLUWeights swiglu_inner_grad(const SwiGLUWeights& w, const at::Tensor& u, const at::Tensor& teach,
+                                const SwiGLURead& read);
 
 // One level over a whole sequence, chunk by chunk (T need not be a multiple of the chunk). With
 // `differentiate` the outer gradient flows through the updates (meta-learning); without, the updates

@@ -66,7 +66,8 @@ class LanguageModel : public torch::nn::Module {
 
   int64_t num_parameters() const;
   int64_t num_embedding_parameters() const;  // input side only
-  // Training FLOPs per token (forward + backward): 6 N_matmul + 3 * attention score FLOPs.
+  // Training FLOPs per token (forward + backward): 6 N_matmul + 3 * attention score FLOPs, plus what
+  // levels learning in context add (in_context_flops_per_token).
   double train_flops_per_token(int64_t seq_len) const;
   double in_context_flops_per_token(int64_t seq_len) const;  // what learning in context adds (0: none)
 

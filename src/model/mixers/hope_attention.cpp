@@ -21,7 +21,8 @@ void HopeAttentionConfig::check(const ConfigChecker& c, const std::string& path)
             "has " + std::to_string(chunk_sizes.size()) + " entries but " + path + ".levels is " +
                 std::to_string(levels) + ": give one chunk size per level (0 = a static level)");
   for (double size : chunk_sizes)
-    c.require(size == std::floor(size), path + ".chunk_sizes", "must hold whole numbers of tokens");
+    c.require(size == std::floor(size) && size <= 1e9, path + ".chunk_sizes",
+              "must hold whole numbers of tokens (at most 1e9; 0 = a static level)");
 }
 
 std::vector<LevelUpdate> HopeAttentionConfig::level_updates() const {
