@@ -12,7 +12,7 @@ cd "$here"
 step=$("$build/bench/ember_mixer_step_bench" configs/tiny.yaml 4 512 "${ROUNDS:-6}" \
   attention=configs/mixers/attention.yaml gated_attention=configs/mixers/gated_attention.yaml \
   titans=configs/mixers/titans.yaml titans_mag=configs/mixers/titans_mag.yaml \
-  hope_attention=configs/mixers/hope_attention.yaml)
+  hope_attention=configs/mixers/hope_attention.yaml hope_attention_static=bench/hope_attention_static.yaml)
 scan=$("$build/bench/ember_titans_scan_bench" 1 4 1024 32 4 16 "${ROUNDS:-6}")
 "$py" - "$step" "$scan" <<'PY'
 import json, sys

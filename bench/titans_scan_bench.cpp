@@ -3,16 +3,21 @@
 // rounds. Prints one JSON line with the median seconds of each, their ratio per round (median and
 // range) and the largest output difference. Target (issue 11): chunked at least 5x faster at
 // T = 1024, C = 16.
+// Denormals are flushed to zero on every thread, as `ember train` does on CPUs (util/denormals.h): the
+// memory decays towards zero over the sequence and its products would otherwise be denormal;
+// EMBER_DENORMALS=keep measures without. "state_max_abs" is the largest end-state weight.
 // Usage: ember_titans_scan_bench [B H T D_HEAD EXPANSION CHUNK ROUNDS]   (default 1 4 1024 32 4 16 5)
 #include <ATen/ATen.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "ember/model/mixers/neural_memory.h"
+#include "ember/util/denormals.h"
 #include "step_rounds.h"
 
 namespace {
@@ -29,6 +34,8 @@ int main(int argc, char** argv) {
   int64_t a[7] = {1, 4, 1024, 32, 4, 16, 5};
   for (int i = 1; i < argc && i <= 7; ++i) a[i - 1] = std::stoll(argv[i]);
   const int64_t B = a[0], H = a[1], T = a[2], D = a[3], M = a[3] * a[4], C = a[5], rounds = a[6];
+  const char* keep = std::getenv("EMBER_DENORMALS");
+  const bool flush = !(keep && std::string(keep) == "keep") && ember::flush_denormals_on_all_threads();
   at::manual_seed(0);
   auto unit = [](const at::Tensor& x) { return x / x.norm(2, -1, true); };
   const ember::MemoryInputs in{unit(at::randn({B, H, T, D})), unit(at::randn({B, H, T, D})),
@@ -42,6 +49,9 @@ int main(int argc, char** argv) {
                    : ember::memory_scan_reference(s, in, C, ember::Retrieval::after);
   };
   const double diff = (run(true) - run(false)).abs().max().item<double>();  // also the warm-up
+  ember::MemoryState end{start.w1.clone(), start.w2.clone(), start.s1.clone(), start.s2.clone()};
+  ember::memory_scan(end, in, C, ember::Retrieval::after);
+  const double state_max = std::max(end.w1.abs().max().item<double>(), end.w2.abs().max().item<double>());
   std::vector<double> chunked, loop, ratio;
   for (int64_t r = 0; r < rounds; ++r) {
     const bool chunked_first = r % 2 == 0;
@@ -55,6 +65,7 @@ int main(int argc, char** argv) {
             << ", \"chunk\": " << C << ", \"rounds\": " << rounds << ", \"threads\": " << at::get_num_threads()
             << ", \"chunked_s\": " << ember::bench::median(chunked) << ", \"loop_s\": " << ember::bench::median(loop)
             << ", \"speedup_median\": " << ember::bench::median(ratio) << ", \"speedup_min\": " << *std::min_element(ratio.begin(), ratio.end())
-            << ", \"speedup_max\": " << *std::max_element(ratio.begin(), ratio.end()) << ", \"max_abs_diff\": " << diff << "}\n";
+            << ", \"speedup_max\": " << *std::max_element(ratio.begin(), ratio.end()) << ", \"max_abs_diff\": " << diff
+            << ", \"flush_denormals\": " << (flush ? "true" : "false") << ", \"state_max_abs\": " << state_max << "}\n";
   return 0;
 }

@@ -12,6 +12,7 @@
 #include "ember/train/lr_schedule.h"
 #include "ember/train/peak_flops.h"
 #include "ember/train/preemption.h"
+#include "ember/util/denormals.h"
 #include "ember/util/error.h"
 #include "ember/util/files.h"
 #include "ember/util/progress.h"
@@ -50,6 +51,7 @@ Trainer::Trainer(Config cfg, TrainOptions opt) : cfg_(std::move(cfg)), opt_(std:
   dist_ = read_dist_env(process_environment());
   device_ = pick_device(cfg_.train.device, dist_);
   set_threads(cfg_.train.threads, dist_);
+  if (device_.is_cpu()) flush_denormals_on_all_threads();  // a decaying memory otherwise stalls on them
 }
 
 Trainer::~Trainer() {

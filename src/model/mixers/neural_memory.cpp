@@ -32,11 +32,9 @@ at::Tensor product_matrix(const at::Tensor& f) {
 // The gate products of chunks of tokens, which depend on the gates alone (docs/mixers.md, Titans
 // step 2): E[s,i] = prod_{i<j<=s} eta_j, D[tau,s] = prod_{s<j<=tau} (1 - alpha_j), their product Kc
 // (W_tau's weight on token i's gradient), the inclusive products p of eta and a of 1 - alpha, and
-// Bv (W_tau's weight on S_0). Gates [..., n] with any leading dims: memory_scan forms them for all
-// whole chunks at once, [B, H, chunks, C], out of the sequential loop.
+// Bv (W_tau's weight on S_0). Gates [..., n] with any leading dims.
 struct ChunkCoefficients {
   at::Tensor e, p, a, kc, bv;
-  ChunkCoefficients chunk(int64_t j) const { return {e.select(2, j), p.select(2, j), a.select(2, j), kc.select(2, j), bv.select(2, j)}; }
 };
 
 ChunkCoefficients chunk_coefficients(const at::Tensor& eta, const at::Tensor& alpha) {
@@ -46,42 +44,90 @@ ChunkCoefficients chunk_coefficients(const at::Tensor& eta, const at::Tensor& al
   return {e, p, cumulative_product(keep, -1), at::matmul(d, e), at::matmul(d, rows(p)).squeeze(-1)};
 }
 
-// One chunk of n tokens from the chunk-start state (docs/mixers.md, Titans steps 1-4).
-at::Tensor memory_chunk(MemoryState& st, const MemoryInputs& in, const ChunkCoefficients& c, Retrieval retrieval) {
-  const auto &q = in.q, &k = in.k, &v = in.v;
-  const int64_t n = in.length();
+// Everything about a run of chunks that does not depend on the memory state, formed for all of them
+// at once before the sequential loop (tensors [chunks, BH, ...], heads flattened into the batch),
+// so that each chunk's step is a few batched matmuls on its state.
+struct ChunkPlan {
+  at::Tensor q, k, kv;  // kv = (2 / d_h)(k - v): G = kv + (2 / d_h) Ak W2
+  at::Tensor qa, qb;    // rows of q scaled by A and Bv (the retrieval's rows)
+  at::Tensor mq;        // (Kc * theta_i) * (Q K^T): the keys' gradient terms in Hq, before Dh
+  at::Tensor kr_theta;  // Kc * theta_i: the same weights on (phi(Hq) Ak^T)
+  at::Tensor ar, bvr;   // [.., n, 1]
+  at::Tensor k_kc, k_e;  // K^T diag(Kc_n theta), K^T diag(E_n theta)  [.., d_h, n]
+  at::Tensor kc_n, e_n;  // Kc_n theta, E_n theta as columns [.., n, 1]
+  at::Tensor a_n, bv_n, p_n;  // [.., 1, 1]
+
+  ChunkPlan chunk(int64_t j) const {
+    auto at_j = [j](const at::Tensor& x) { return x.select(0, j); };
+    return {at_j(q),  at_j(k),   at_j(kv),   at_j(qa),  at_j(qb),  at_j(mq),  at_j(kr_theta), at_j(ar),
+            at_j(bvr), at_j(k_kc), at_j(k_e), at_j(kc_n), at_j(e_n), at_j(a_n), at_j(bv_n),    at_j(p_n)};
+  }
+};
+
+// in: q, k, v [BH, chunks, n, d_h], gates [BH, chunks, n].
+ChunkPlan chunk_plan(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& theta,
+                     const at::Tensor& eta, const at::Tensor& alpha, Retrieval retrieval) {
+  const int64_t n = q.size(-2);
+  const auto c = chunk_coefficients(eta, alpha);
+  auto ar = c.a, bvr = c.bv, kr = c.kc;  // 3. the weights after token tau: rows of A, Bv, Kc
+  if (retrieval == Retrieval::before) {  // or before it: the rows above (A_0 = 1, Bv_0 = 0)
+    ar = at::cat({at::ones_like(c.a.narrow(-1, 0, 1)), c.a.narrow(-1, 0, n - 1)}, -1);
+    bvr = at::cat({at::zeros_like(c.bv.narrow(-1, 0, 1)), c.bv.narrow(-1, 0, n - 1)}, -1);
+    kr = at::constant_pad_nd(c.kc, {0, 0, 1, 0}).narrow(-2, 0, n);
+  }
+  auto kr_theta = kr * theta.unsqueeze(-2);  // column i scaled by theta_i
+  auto last = [n](const at::Tensor& x) { return x.select(-1, n - 1).unsqueeze(-1).unsqueeze(-1); };
+  auto kc_n = rows(c.kc.select(-2, n - 1) * theta), e_n = rows(c.e.select(-2, n - 1) * theta);
+  // Chunk-major and contiguous, so that each chunk's slices feed the batched matmuls without copies.
+  auto major = [](const at::Tensor& x) { return x.transpose(0, 1).contiguous(); };
+  ChunkPlan plan{q,
+          k,
+          (2.0 / static_cast<double>(k.size(-1))) * (k - v),
+          rows(ar) * q,
+          rows(bvr) * q,
+          kr_theta * at::matmul(q, transposed(k)),
+          kr_theta,
+          rows(ar),
+          rows(bvr),
+          transposed(kc_n * k),
+          transposed(e_n * k),
+          kc_n,
+          e_n,
+          last(c.a),
+          last(c.bv),
+          last(c.p)};
+  for (at::Tensor* x : {&plan.q, &plan.k, &plan.kv, &plan.qa, &plan.qb, &plan.mq, &plan.kr_theta, &plan.ar, &plan.bvr,
+                        &plan.k_kc, &plan.k_e, &plan.kc_n, &plan.e_n, &plan.a_n, &plan.bv_n, &plan.p_n})
+    *x = major(*x);
+  return plan;
+}
+
+// One chunk of n tokens from the chunk-start state (docs/mixers.md, Titans steps 1-4); tensors
+// [BH, n, ...] and the state's [BH, d_h, m] / [BH, m, d_h].
+at::Tensor memory_chunk(MemoryState& st, const ChunkPlan& c, Retrieval retrieval) {
+  const double two_over_d = 2.0 / static_cast<double>(c.k.size(-1));
   // 1. Keys through the chunk-start weights; per-token gradients are (k^T Dh, Ak^T G), never formed.
-  auto hk = at::matmul(k, st.w1);
-  auto ak = at::silu(hk);
-  auto g = (2.0 / static_cast<double>(k.size(-1))) * (k + at::matmul(ak, st.w2) - v);  // dloss/dM(k)
-  auto dh = at::matmul(g, transposed(st.w2)) * silu_derivative(hk);          // dloss/d(k W1)
-  // 2. Coefficients (chunk_coefficients).
-  const auto &e = c.e, &p = c.p, &a = c.a, &kc = c.kc, &bv = c.bv;
-  auto theta_dh = rows(in.theta) * dh, theta_g = rows(in.theta) * g;
-  // 3. Retrieval: the weights after token tau (rows of A, Bv, Kc) or before it (the rows above).
+  auto hk = at::bmm(c.k, st.w1);
+  auto sig = at::sigmoid(hk);
+  auto ak = hk * sig;                                                   // SiLU(hk)
+  auto g = at::baddbmm(c.kv, ak, st.w2, 1.0, two_over_d);             // dloss/dM(k)
+  auto slope = at::addcmul(sig, ak, 1 - sig);                           // SiLU'(hk) = s + SiLU(hk)(1 - s)
+  auto dh = at::bmm(g, transposed(st.w2)) * slope;                      // dloss/d(k W1)
   at::Tensor y;
   if (retrieval == Retrieval::chunk) {
-    y = memory_read(st.w1, st.w2, q);
-  } else {
-    auto ar = a, bvr = bv, kr = kc;
-    if (retrieval == Retrieval::before) {
-      ar = at::cat({at::ones_like(a.narrow(-1, 0, 1)), a.narrow(-1, 0, n - 1)}, -1);
-      bvr = at::cat({at::zeros_like(bv.narrow(-1, 0, 1)), bv.narrow(-1, 0, n - 1)}, -1);
-      kr = at::constant_pad_nd(kc, {0, 0, 1, 0}).narrow(-2, 0, n);
-    }
-    auto hq = rows(ar) * at::matmul(q, st.w1) + rows(bvr) * at::matmul(q, st.s1) -
-              at::matmul(kr * at::matmul(q, transposed(k)), theta_dh);
+    y = at::baddbmm(c.q, at::silu(at::bmm(c.q, st.w1)), st.w2);  // M_{chunk start}(q)
+  } else {  // 3. Hq, then Y = Q + diag(A) phi(Hq) W2 + diag(Bv) phi(Hq) S2 - (Kc * phi(Hq) Ak^T) diag(theta) G
+    auto hq = at::baddbmm(at::baddbmm(at::bmm(c.qa, st.w1), c.qb, st.s1), c.mq, dh, 1.0, -1.0);
     auto aq = at::silu(hq);
-    y = q + rows(ar) * at::matmul(aq, st.w2) + rows(bvr) * at::matmul(aq, st.s2) -
-        at::matmul(kr * at::matmul(aq, transposed(ak)), theta_g);
+    y = at::baddbmm(at::baddbmm(c.q, c.ar * aq, st.w2), c.bvr * aq, st.s2);
+    y = at::baddbmm(y, c.kr_theta * at::bmm(aq, transposed(ak)), g, 1.0, -1.0);
   }
-  // 4. End-of-chunk state from the last rows, every update reading the chunk-start values.
-  auto last = [n](const at::Tensor& x) { return x.select(-1, n - 1).unsqueeze(-1).unsqueeze(-1); };
-  auto kc_n = rows(kc.select(-2, n - 1)), e_n = rows(e.select(-2, n - 1));
-  MemoryState next{last(a) * st.w1 + last(bv) * st.s1 - at::matmul(transposed(k), kc_n * theta_dh),
-                   last(a) * st.w2 + last(bv) * st.s2 - at::matmul(transposed(ak), kc_n * theta_g),
-                   last(p) * st.s1 - at::matmul(transposed(k), e_n * theta_dh),
-                   last(p) * st.s2 - at::matmul(transposed(ak), e_n * theta_g)};
+  // 4. End-of-chunk state, every update reading the chunk-start values.
+  auto akt = transposed(ak);
+  MemoryState next{at::baddbmm(at::addcmul(c.a_n * st.w1, c.bv_n, st.s1), c.k_kc, dh, 1.0, -1.0),
+                   at::baddbmm(at::addcmul(c.a_n * st.w2, c.bv_n, st.s2), akt, c.kc_n * g, 1.0, -1.0),
+                   at::baddbmm(c.p_n * st.s1, c.k_e, dh, 1.0, -1.0),
+                   at::baddbmm(c.p_n * st.s2, akt, c.e_n * g, 1.0, -1.0)};
   st = std::move(next);
   return y;
 }
@@ -113,20 +159,27 @@ std::pair<at::Tensor, at::Tensor> memory_gradient(const at::Tensor& w1, const at
 }
 
 at::Tensor memory_scan(MemoryState& state, const MemoryInputs& in, int64_t chunk, Retrieval retrieval) {
+  const int64_t batch = in.q.size(0), heads = in.q.size(1);
   const int64_t whole = in.length() / chunk, tail = in.length() - whole * chunk;
-  auto by_chunk = [&](const at::Tensor& x) {  // [B, H, whole * C] -> [B, H, whole, C]
-    return x.narrow(2, 0, whole * chunk).unflatten(2, {whole, chunk});
+  // Heads join the batch, and whole chunks get a dimension: [B, H, T, ...] -> [BH, chunks, n, ...].
+  auto chunked = [&](const at::Tensor& x, int64_t start, int64_t chunks, int64_t n) {
+    return x.flatten(0, 1).narrow(1, start, chunks * n).unflatten(1, {chunks, n});
   };
-  ChunkCoefficients all;
-  if (whole > 0) all = chunk_coefficients(by_chunk(in.eta), by_chunk(in.alpha));
+  auto plan_of = [&](int64_t start, int64_t chunks, int64_t n) {
+    return chunk_plan(chunked(in.q, start, chunks, n), chunked(in.k, start, chunks, n), chunked(in.v, start, chunks, n),
+                      chunked(in.theta, start, chunks, n), chunked(in.eta, start, chunks, n),
+                      chunked(in.alpha, start, chunks, n), retrieval);
+  };
+  MemoryState st{state.w1.flatten(0, 1), state.w2.flatten(0, 1), state.s1.flatten(0, 1), state.s2.flatten(0, 1)};
   std::vector<at::Tensor> outputs;
-  for (int64_t j = 0; j < whole; ++j)
-    outputs.push_back(memory_chunk(state, in.narrow(j * chunk, chunk), all.chunk(j), retrieval));
-  if (tail > 0) {
-    const auto last = in.narrow(whole * chunk, tail);
-    outputs.push_back(memory_chunk(state, last, chunk_coefficients(last.eta, last.alpha), retrieval));
+  if (whole > 0) {
+    const auto plan = plan_of(0, whole, chunk);
+    for (int64_t j = 0; j < whole; ++j) outputs.push_back(memory_chunk(st, plan.chunk(j), retrieval));
   }
-  return at::cat(outputs, 2);
+  if (tail > 0) outputs.push_back(memory_chunk(st, plan_of(whole * chunk, 1, tail).chunk(0), retrieval));
+  auto unflat = [&](const at::Tensor& x) { return x.unflatten(0, {batch, heads}); };
+  state = {unflat(st.w1), unflat(st.w2), unflat(st.s1), unflat(st.s2)};
+  return unflat(at::cat(outputs, 1));
 }
 
 at::Tensor memory_scan_reference(MemoryState& state, const MemoryInputs& in, int64_t chunk, Retrieval retrieval) {
