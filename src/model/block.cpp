@@ -13,10 +13,9 @@ Block::Block(const ModelConfig& cfg, int64_t layer, int64_t d_ff) {
   const auto widths = block_mlp_widths(ctx, d_ff);
   for (size_t l = 0; l < widths.size(); ++l) {
     const std::string suffix = l == 0 ? "" : "_" + std::to_string(l);  // one MLP keeps the plain names
-    mlp_norms_.push_back(
-        register_module("mlp_norm" + suffix, std::make_shared<RMSNorm>(cfg.d_model, cfg.norm_eps)));
-    mlps_.push_back(register_module(
-        "mlp" + suffix, std::make_shared<SwiGLU>(cfg.d_model, widths[l], cfg.init_std, ctx.out_std)));
+    mlp_norms_.push_back(register_module("mlp_norm" + suffix, std::make_shared<RMSNorm>(cfg.d_model, cfg.norm_eps)));
+    mlps_.push_back(
+        register_module("mlp" + suffix, std::make_shared<SwiGLU>(cfg.d_model, widths[l], cfg.init_std, ctx.out_std)));
   }
   updates_ = block_level_updates(ctx);
   if (!updates_.empty() && updates_.size() != mlps_.size())
@@ -28,7 +27,12 @@ bool Block::learns_in_context() const {
   return std::any_of(updates_.begin(), updates_.end(), [](const LevelUpdate& u) { return u.learns(); });
 }
 
-at::Tensor Block::mlp_chain(const at::Tensor& h, const at::Tensor& teach, std::vector<FastSwiGLUState>* levels) {
+int64_t Block::levels_learning_from(TeachSource source) const {
+  return std::count_if(updates_.begin(), updates_.end(),
+                       [source](const LevelUpdate& u) { return u.learns() && u.signal == source; });
+}
+
+at::Tensor Block::mlp_chain(const at::Tensor& h, const TeachSignal& teach, std::vector<FastSwiGLUState>* levels) {
   if (levels && levels->empty()) levels->resize(mlps_.size());
   auto x = h;
   for (size_t l = 0; l < mlps_.size(); ++l) {
@@ -36,14 +40,14 @@ at::Tensor Block::mlp_chain(const at::Tensor& h, const at::Tensor& teach, std::v
     if (!teach.defined() || updates_.empty() || !updates_[l].learns())
       x = x + mlps_[l]->forward(u);
     else if (levels)
-      x = x + fast_swiglu_decode(*mlps_[l], u, teach, updates_[l], (*levels)[l]);
+      x = x + fast_swiglu_decode(*mlps_[l], u, x, teach, updates_[l], (*levels)[l]);
     else
-      x = x + fast_swiglu_forward(*mlps_[l], u, teach, updates_[l]);
+      x = x + fast_swiglu_forward(*mlps_[l], u, x, teach, updates_[l]);
   }
   return x;
 }
 
-at::Tensor Block::forward(const at::Tensor& x, const Rope& rope, BlockTrace* trace, const at::Tensor& teach) {
+at::Tensor Block::forward(const at::Tensor& x, const Rope& rope, BlockTrace* trace, const TeachSignal& teach) {
   auto normed = mixer_norm_->forward(x);
   auto mixed = mixer_->forward(normed, rope);
   auto h = x + mixed;
@@ -53,8 +57,8 @@ at::Tensor Block::forward(const at::Tensor& x, const Rope& rope, BlockTrace* tra
 }
 
 at::Tensor Block::decode(const at::Tensor& x, const Rope& rope, std::unique_ptr<MixerState>& state,
-                         std::vector<FastSwiGLUState>* levels, const at::Tensor& teach) {
-  return mlp_chain(x + mixer_->decode(mixer_norm_->forward(x), rope, state), levels ? teach : at::Tensor(), levels);
+                         std::vector<FastSwiGLUState>* levels, const TeachSignal& teach) {
+  return mlp_chain(x + mixer_->decode(mixer_norm_->forward(x), rope, state), levels ? teach : TeachSignal(), levels);
 }
 
 int64_t Block::mlp_width() const {

@@ -32,7 +32,6 @@ SwiGLUWeights SwiGLUWeights::minus(const SwiGLUWeights& grad, double lr) const {
   return {gate - lr * grad.gate, up - lr * grad.up, down - lr * grad.down};
 }
 
-
 SwiGLURead swiglu_read(const SwiGLUWeights& w, const at::Tensor& u) {
   auto a = at::bmm(u, transposed(w.gate)), b = at::bmm(u, transposed(w.up));  // [B, n, F]
   return {a, b, at::bmm(at::silu(a) * b, transposed(w.down))};
@@ -69,10 +68,12 @@ SwiGLUWeights stepped(const SwiGLUWeights& w, const at::Tensor& u, const at::Ten
 
 }  // namespace
 
-at::Tensor fast_swiglu_forward(const SwiGLU& mlp, const at::Tensor& u, const at::Tensor& teach,
+at::Tensor fast_swiglu_forward(const SwiGLU& mlp, const at::Tensor& u, const at::Tensor& x, const TeachSignal& teach,
                                const LevelUpdate& rule) {
   if (!rule.learns() || !teach.defined()) return mlp.forward(u);
-  TORCH_CHECK(teach.sizes() == u.sizes(), "fast_swiglu_forward: the teach signal's shape differs from the input's");
+  const bool lens = rule.signal == TeachSource::lens;
+  TORCH_CHECK(lens ? static_cast<bool>(teach.of_stream) : teach.rows.sizes() == u.sizes(),
+              "fast_swiglu_forward: no teach signal of the level's kind, or of the input's shape");
   const int64_t length = u.size(1), chunk = rule.chunk;
   auto w = SwiGLUWeights::of(mlp, u.size(0));
   std::vector<at::Tensor> out;
@@ -82,16 +83,21 @@ at::Tensor fast_swiglu_forward(const SwiGLU& mlp, const at::Tensor& u, const at:
     const auto read = swiglu_read(w, uc);
     out.push_back(read.y);
     if (start + n == length) break;  // the last chunk's update is read by no token
-    w = stepped(w, uc, teach.narrow(1, start, n), read, rule);  // at the chunk-start weights
+    const auto signal =
+        lens ? teach.of_stream((x.narrow(1, start, n) + read.y).detach(), start) : teach.rows.narrow(1, start, n);
+    w = stepped(w, uc, signal, read, rule);  // at the chunk-start weights
   }
   return at::cat(out, 1);
 }
 
-at::Tensor fast_swiglu_decode(const SwiGLU& mlp, const at::Tensor& u, const at::Tensor& teach,
+at::Tensor fast_swiglu_decode(const SwiGLU& mlp, const at::Tensor& u, const at::Tensor& x, const TeachSignal& teach,
                               const LevelUpdate& rule, FastSwiGLUState& st) {
   if (!rule.learns()) return mlp.forward(u);
+  const bool lens = rule.signal == TeachSource::lens;
   if (!st.weights.gate.defined()) st.weights = SwiGLUWeights::of(mlp, u.size(0));
-  if (teach.defined() && teach.size(1) > 0) st.teach = join(st.teach, teach);
+  if (lens && st.pending.defined()) st.teach = join(st.teach, teach.of_stream(st.pending, st.position - 1));
+  st.pending = at::Tensor();
+  if (!lens && teach.rows.defined() && teach.rows.size(1) > 0) st.teach = join(st.teach, teach.rows);
   std::vector<at::Tensor> out;
   for (int64_t i = 0; i < u.size(1);) {
     const int64_t position = st.position + i, chunk = rule.chunk;
@@ -103,8 +109,15 @@ at::Tensor fast_swiglu_decode(const SwiGLU& mlp, const at::Tensor& u, const at::
     }
     const int64_t n = std::min(chunk - position % chunk, u.size(1) - i);
     auto seg = u.narrow(1, i, n);
-    out.push_back(swiglu_apply(st.weights, seg));
+    auto y = swiglu_apply(st.weights, seg);
+    out.push_back(y);
     st.inputs = join(st.inputs, seg);
+    if (lens) {  // the signals of the new streams whose targets this call holds; the last waits
+      auto stream = x.narrow(1, i, n) + y;
+      const int64_t known = i + n == u.size(1) ? n - 1 : n;
+      if (known > 0) st.teach = join(st.teach, teach.of_stream(stream.narrow(1, 0, known), position));
+      if (known < n) st.pending = stream.narrow(1, known, 1);
+    }
     i += n;
   }
   st.position += u.size(1);

@@ -31,12 +31,13 @@ at::Device LanguageModel::device() const { return final_norm_->parameters().fron
 at::Tensor LanguageModel::head_weight() const { return head_.defined() ? head_ : embedding_->tied_table(); }
 
 at::Tensor LanguageModel::hidden(const at::Tensor& ids) {
-  const auto teach = learns_in_context() ? teach_signal(ids) : at::Tensor();
+  const auto teach = teach_for(ids);
   auto x = embedding_->forward(ids);
   for (size_t l = 0; l < blocks_.size(); ++l) {
     Block* block = blocks_[l].get();
     if (!recompute_.empty() && recompute_[l])
-      x = checkpointed([block, this, teach](const at::Tensor& in) { return block->forward(in, rope_, nullptr, teach); }, x);
+      x = checkpointed([block, this, teach](const at::Tensor& in) { return block->forward(in, rope_, nullptr, teach); },
+                       x);
     else
       x = block->forward(x, rope_, nullptr, teach);
   }
@@ -45,6 +46,30 @@ at::Tensor LanguageModel::hidden(const at::Tensor& ids) {
 
 bool LanguageModel::learns_in_context() const {
   return std::any_of(blocks_.begin(), blocks_.end(), [](const auto& b) { return b->learns_in_context(); });
+}
+
+int64_t LanguageModel::levels_learning_from(TeachSource source) const {
+  int64_t n = 0;
+  for (const auto& b : blocks_) n += b->levels_learning_from(source);
+  return n;
+}
+
+TeachSignal LanguageModel::teach_for(const at::Tensor& ids) {
+  TeachSignal teach;
+  if (levels_learning_from(TeachSource::two_pass) > 0) teach.rows = teach_signal(ids);
+  if (levels_learning_from(TeachSource::lens) > 0) teach.of_stream = lens_signal(ids, 0);
+  return teach;
+}
+
+std::function<at::Tensor(const at::Tensor&, int64_t)> LanguageModel::lens_signal(const at::Tensor& ids, int64_t first) {
+  return [this, ids, first](const at::Tensor& stream, int64_t position) {
+    const int64_t offset = position + 1 - first;  // where in ids the first row's target is
+    const int64_t known = std::clamp<int64_t>(ids.size(1) - offset, 0, stream.size(1));
+    auto teach = at::zeros_like(stream);
+    if (known > 0)
+      teach.narrow(1, 0, known).copy_(stream_gradient(stream.narrow(1, 0, known), ids.narrow(1, offset, known)));
+    return teach;
+  };
 }
 
 at::Tensor LanguageModel::teach_signal(const at::Tensor& ids) {
@@ -57,7 +82,8 @@ at::Tensor LanguageModel::teach_signal(const at::Tensor& ids) {
   const int64_t length = ids.size(1);
   auto teach = at::zeros_like(stream);
   if (length > 1)
-    teach.narrow(1, 0, length - 1).copy_(stream_gradient(stream.narrow(1, 0, length - 1), ids.narrow(1, 1, length - 1)));
+    teach.narrow(1, 0, length - 1)
+        .copy_(stream_gradient(stream.narrow(1, 0, length - 1), ids.narrow(1, 1, length - 1)));
   return teach;
 }
 
@@ -80,7 +106,7 @@ void LanguageModel::set_activation_checkpointing(ActivationCheckpointing mode, i
 
 std::vector<BlockTrace> LanguageModel::trace(const at::Tensor& ids) {
   std::vector<BlockTrace> traces(blocks_.size());
-  const auto teach = learns_in_context() ? teach_signal(ids) : at::Tensor();
+  const auto teach = teach_for(ids);
   auto x = embedding_->forward(ids);
   for (size_t l = 0; l < blocks_.size(); ++l) x = blocks_[l]->forward(x, rope_, &traces[l], teach);
   return traces;
@@ -91,7 +117,9 @@ at::Tensor LanguageModel::forward(const at::Tensor& ids) { return logits_of(hidd
 at::Tensor LanguageModel::decode(const at::Tensor& ids, DecodeState& state) {
   if (state.layers.empty()) state.layers.resize(blocks_.size());
   const bool learns = learns_in_context();
-  const auto teach = learns ? decode_teach(ids, state) : at::Tensor();
+  TeachSignal teach;
+  if (levels_learning_from(TeachSource::two_pass) > 0) teach.rows = decode_teach(ids, state);
+  if (levels_learning_from(TeachSource::lens) > 0) teach.of_stream = lens_signal(ids, state.position);
   if (learns && state.levels.empty()) state.levels.resize(blocks_.size());
   auto x = embedding_->forward(ids);
   for (size_t l = 0; l < blocks_.size(); ++l)
@@ -166,12 +194,12 @@ double LanguageModel::train_flops_per_token(int64_t seq_len) const {
 // teach signal (the head's matmul and its gradient at the stream: 4 d V) and per learning level its
 // inner gradient (4 matmuls of d x F: 8 d F), which backward differentiates too with `differentiate`.
 double LanguageModel::in_context_flops_per_token(int64_t seq_len) const {
-  if (!learns_in_context()) return 0.0;
-  double flops = 4.0 * static_cast<double>(head_weight().numel());
-  for (const auto& b : blocks_) {
-    flops += b->forward_flops_per_token(seq_len);
-    flops += b->inner_gradient_flops_per_token();
-  }
+  const double teach = 4.0 * static_cast<double>(head_weight().numel());  // the head and its gradient
+  double flops = teach * static_cast<double>(levels_learning_from(TeachSource::lens));
+  const bool first_pass = levels_learning_from(TeachSource::two_pass) > 0;
+  if (first_pass) flops += teach;
+  for (const auto& b : blocks_)
+    flops += (first_pass ? b->forward_flops_per_token(seq_len) : 0.0) + b->inner_gradient_flops_per_token();
   return flops;
 }
 

@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <functional>
+
 #include "central_differences.h"
 #include "ember/checkpoint/run_config.h"
 #include "ember/model/autocast.h"
@@ -32,9 +34,13 @@ std::shared_ptr<ember::SwiGLU> level(uint64_t seed) {
   return mlp;
 }
 
+using StreamSignal = std::function<at::Tensor(const at::Tensor&)>;
+
 // Token by token: read with the current weights; add token t's own gradient of <teach_t, MLP(u_t)>
 // (autograd on copies of the weights) to the chunk's sum; after every C-th token take the step.
-at::Tensor oracle(const ember::SwiGLU& mlp, const at::Tensor& u, const at::Tensor& teach, int64_t chunk, double lr) {
+// With `lens`, teach_t = lens(x_t + MLP(u_t)) from the token's own output stream instead.
+at::Tensor oracle(const ember::SwiGLU& mlp, const at::Tensor& u, const at::Tensor& teach, int64_t chunk, double lr,
+                  const at::Tensor& x = {}, const StreamSignal& lens = {}) {
   at::AutoGradMode grad_mode(true);
   std::vector<at::Tensor> rows;
   for (int64_t b = 0; b < u.size(0); ++b) {
@@ -44,9 +50,10 @@ at::Tensor oracle(const ember::SwiGLU& mlp, const at::Tensor& u, const at::Tenso
     for (int64_t t = 0; t < u.size(1); ++t) {
       auto ut = u[b][t].unsqueeze(0);
       rows.push_back(mlp_of(w[0], w[1], w[2], ut).detach());
+      auto delta = lens ? lens(x[b][t].unsqueeze(0) + rows.back()) : teach[b][t].unsqueeze(0);
       std::vector<at::Tensor> leaves;
       for (const auto& x : w) leaves.push_back(x.clone().requires_grad_(true));
-      auto inner = (teach[b][t].unsqueeze(0) * mlp_of(leaves[0], leaves[1], leaves[2], ut)).sum();
+      auto inner = (delta * mlp_of(leaves[0], leaves[1], leaves[2], ut)).sum();
       auto grads = torch::autograd::grad({inner}, leaves);
       for (size_t i = 0; i < 3; ++i) sum[i] += grads[i];
       if ((t + 1) % chunk == 0)
@@ -54,6 +61,20 @@ at::Tensor oracle(const ember::SwiGLU& mlp, const at::Tensor& u, const at::Tenso
     }
   }
   return at::cat(rows, 0).view(u.sizes());
+}
+
+ember::TeachSignal rows(const at::Tensor& teach) { return {teach, {}}; }
+
+// A lens-like signal: a fixed non-linear function of the stream (what the model's is does not
+// matter to the level), the same for every position.
+StreamSignal tanh_lens(int64_t seed) {
+  torch::manual_seed(seed);
+  auto r = torch::randn({kD, kD}, kF64);
+  return [r](const at::Tensor& stream) { return at::tanh(stream.matmul(r)); };
+}
+
+ember::TeachSignal lens_signal(const StreamSignal& f) {
+  return {{}, [f](const at::Tensor& stream, int64_t) { return f(stream); }};
 }
 
 }  // namespace
@@ -81,36 +102,56 @@ TEST(CmsUpdates, ChunkedLevelEqualsTheTokenByTokenOracle) {
     auto u = torch::randn({2, length, kD}, kF64), teach = torch::randn({2, length, kD}, kF64);
     for (int64_t chunk : {1, 2, 4, 16}) {
       torch::NoGradGuard no_grad;
-      auto got = ember::fast_swiglu_forward(*mlp, u, teach, {chunk, 0.05, false});
+      auto got = ember::fast_swiglu_forward(*mlp, u, u, rows(teach), {chunk, 0.05, false});
       auto expected = oracle(*mlp, u, teach, chunk, 0.05);
       const double scale = expected.abs().max().item<double>();  // grows with the updates
       EXPECT_LT((got - expected).abs().max().item<double>(), 1e-13 * std::max(1.0, scale))
           << "T " << length << ", C " << chunk << ", max |y| " << scale;
     }
     torch::NoGradGuard no_grad;  // the chunk size matters, so the equality is not trivial
-    auto c1 = ember::fast_swiglu_forward(*mlp, u, teach, {1, 0.05, false});
-    auto c16 = ember::fast_swiglu_forward(*mlp, u, teach, {16, 0.05, false});
+    auto c1 = ember::fast_swiglu_forward(*mlp, u, u, rows(teach), {1, 0.05, false});
+    auto c16 = ember::fast_swiglu_forward(*mlp, u, u, rows(teach), {16, 0.05, false});
     EXPECT_GT((c1 - c16).abs().max().item<double>(), 1e-3);
     EXPECT_LT((c16.narrow(1, 0, 13) - mlp->forward(u).narrow(1, 0, 13)).abs().max().item<double>(), 1e-12);
+  }
+}
+
+TEST(CmsUpdates, LensLevelEqualsTheTokenByTokenOracle) {
+  auto mlp = level(6);
+  const auto f = tanh_lens(7);
+  for (int64_t chunk : {1, 3, 4, 16}) {
+    auto u = torch::randn({2, 19, kD}, kF64), x = torch::randn({2, 19, kD}, kF64);
+    torch::NoGradGuard no_grad;
+    const ember::LevelUpdate rule{chunk, 0.05, false, ember::TeachSource::lens};
+    auto got = ember::fast_swiglu_forward(*mlp, u, x, lens_signal(f), rule);
+    auto expected = oracle(*mlp, u, {}, chunk, 0.05, x, f);
+    EXPECT_LT((got - expected).abs().max().item<double>(), 1e-13 * std::max(1.0, expected.abs().max().item<double>()))
+        << "C " << chunk;
   }
 }
 
 TEST(CmsUpdates, DecodingInPiecesEqualsTheChunkedLevel) {
   auto mlp = level(3);
   auto u = torch::randn({2, 23, kD}, kF64), teach = torch::randn({2, 23, kD}, kF64);
+  auto x = torch::randn({2, 23, kD}, kF64);
   torch::NoGradGuard no_grad;
-  const ember::LevelUpdate rule{4, 0.05, false};
-  auto full = ember::fast_swiglu_forward(*mlp, u, teach, rule);
-  ember::FastSwiGLUState state;
-  std::vector<at::Tensor> parts;
-  int64_t start = 0;
-  for (int64_t n : {1, 1, 3, 5, 4, 1, 8}) {  // teach of the positions before each new token
-    auto known = start == 0 ? teach.narrow(1, 0, n - 1) : teach.narrow(1, start - 1, n);
-    parts.push_back(ember::fast_swiglu_decode(*mlp, u.narrow(1, start, n), known, rule, state));
-    start += n;
+  for (auto source : {ember::TeachSource::two_pass, ember::TeachSource::lens}) {
+    const ember::LevelUpdate rule{4, 0.05, false, source};
+    const bool lens = source == ember::TeachSource::lens;
+    const auto f = tanh_lens(9);
+    auto full = ember::fast_swiglu_forward(*mlp, u, x, lens ? lens_signal(f) : rows(teach), rule);
+    ember::FastSwiGLUState state;
+    std::vector<at::Tensor> parts;
+    int64_t start = 0;
+    for (int64_t n : {1, 1, 3, 5, 4, 1, 8}) {  // two_pass: teach of the positions before each new token
+      auto known = start == 0 ? teach.narrow(1, 0, n - 1) : teach.narrow(1, start - 1, n);
+      parts.push_back(ember::fast_swiglu_decode(*mlp, u.narrow(1, start, n), x.narrow(1, start, n),
+                                                lens ? lens_signal(f) : rows(known), rule, state));
+      start += n;
+    }
+    ASSERT_EQ(start, 23);
+    EXPECT_LT((at::cat(parts, 1) - full).abs().max().item<double>(), 1e-12) << (lens ? "lens" : "two_pass");
   }
-  ASSERT_EQ(start, 23);
-  EXPECT_LT((at::cat(parts, 1) - full).abs().max().item<double>(), 1e-12);
 }
 
 TEST(CmsUpdates, OuterGradientsFlowThroughTheUpdatesOnlyWhenAsked) {
@@ -118,7 +159,9 @@ TEST(CmsUpdates, OuterGradientsFlowThroughTheUpdatesOnlyWhenAsked) {
   auto u = torch::randn({1, 9, kD}, kF64).requires_grad_(true);
   auto teach = torch::randn({1, 9, kD}, kF64), probe = torch::randn({1, 9, kD}, kF64);
   const ember::LevelUpdate meta{3, 0.1, true}, stop{3, 0.1, false};
-  auto loss = [&](const ember::LevelUpdate& r) { return (probe * ember::fast_swiglu_forward(*mlp, u, teach, r)).sum(); };
+  auto loss = [&](const ember::LevelUpdate& r) {
+    return (probe * ember::fast_swiglu_forward(*mlp, u, u, rows(teach), r)).sum();
+  };
   ember::testing::expect_gradients_match_central_differences(*mlp, [&] { return loss(meta); },
                                                              {"w_gate", "w_up", "w_down"});
   // Stop-grad: the same values, and the gradient of reads whose chunk weights are theta_0 plus
@@ -154,7 +197,8 @@ TEST(CmsUpdates, OuterGradientsFlowThroughTheUpdatesOnlyWhenAsked) {
 
 namespace {
 
-ember::ModelConfig hope_model(std::vector<double> chunks, double lr = 0.05) {
+ember::ModelConfig hope_model(std::vector<double> chunks, double lr = 0.05,
+                              ember::TeachSource signal = ember::TeachSource::two_pass) {
   ember::ModelConfig c;
   c.vocab_size = 40, c.d_model = 32, c.n_layers = 2, c.n_heads = 4, c.max_seq_len = 32;
   c.mlp.d_ff = 48;
@@ -165,6 +209,7 @@ ember::ModelConfig hope_model(std::vector<double> chunks, double lr = 0.05) {
   h.update = ember::CmsUpdate::chunked;
   h.chunk_sizes = std::move(chunks);
   h.inner_lr = lr;
+  h.signal = signal;
   return c;
 }
 
@@ -179,69 +224,83 @@ double max_diff(const at::Tensor& a, const at::Tensor& b) { return (a - b).abs()
 
 }  // namespace
 
+constexpr ember::TeachSource kSignals[] = {ember::TeachSource::two_pass, ember::TeachSource::lens};
+
 TEST(CmsUpdates, NoUpdateIsReadBeforeTheFirstBoundaryAndLrZeroIsStatic) {
-  auto learning = built(hope_model({3, 5, 0}));
-  auto frozen = built(hope_model({3, 5, 0}, 0.0));
   auto static_cfg = hope_model({3, 5, 0});
   static_cfg.mixer.get<ember::HopeAttentionConfig>().update = ember::CmsUpdate::static_levels;
   auto plain = built(static_cfg);
-  ASSERT_TRUE(learning->learns_in_context());
   ASSERT_FALSE(plain->learns_in_context());
-  torch::NoGradGuard no_grad;
   auto ids = torch::randint(0, 40, {2, 13}, torch::kLong);
-  auto ours = learning->forward(ids), h0 = plain->forward(ids);
-  EXPECT_LT(max_diff(frozen->forward(ids), h0), 1e-12);
-  EXPECT_LT(max_diff(ours.narrow(1, 0, 3), h0.narrow(1, 0, 3)), 1e-12);  // chunk 0 reads theta_0
-  EXPECT_GT(max_diff(ours.narrow(1, 3, 10), h0.narrow(1, 3, 10)), 1e-4);
+  std::vector<at::Tensor> outputs;
+  for (auto signal : kSignals) {
+    auto learning = built(hope_model({3, 5, 0}, 0.05, signal));
+    auto frozen = built(hope_model({3, 5, 0}, 0.0, signal));
+    ASSERT_TRUE(learning->learns_in_context());
+    torch::NoGradGuard no_grad;
+    auto ours = learning->forward(ids), h0 = plain->forward(ids);
+    EXPECT_LT(max_diff(frozen->forward(ids), h0), 1e-12);
+    EXPECT_LT(max_diff(ours.narrow(1, 0, 3), h0.narrow(1, 0, 3)), 1e-12);  // chunk 0 reads theta_0
+    EXPECT_GT(max_diff(ours.narrow(1, 3, 10), h0.narrow(1, 3, 10)), 1e-4);
+    outputs.push_back(ours);
+  }
+  torch::NoGradGuard no_grad;
+  EXPECT_GT(max_diff(outputs[0], outputs[1]), 1e-4);  // the two signals are different rules
 }
 
 TEST(CmsUpdates, CausalWithTheNextTokenTeachSignal) {
-  auto model = built(hope_model({2, 3, 0}));
-  torch::NoGradGuard no_grad;
-  auto ids = torch::randint(0, 40, {1, 12}, torch::kLong);
-  auto base = model->forward(ids);
-  for (int64_t j : {1, 4, 6, 11}) {
-    auto changed = ids.clone();
-    changed[0][j] = (changed[0][j].item<int64_t>() + 7) % 40;
-    // token j is the target of position j - 1: its teach signal changes, its logits must not
-    auto teach = model->teach_signal(ids), teach_changed = model->teach_signal(changed);
-    EXPECT_GT(max_diff(teach.narrow(1, j - 1, 1), teach_changed.narrow(1, j - 1, 1)), 0.0);
-    auto out = model->forward(changed);
-    EXPECT_TRUE(torch::equal(out.narrow(1, 0, j), base.narrow(1, 0, j))) << "token " << j;
-    EXPECT_GT(max_diff(out.narrow(1, j, 1), base.narrow(1, j, 1)), 0.0);
+  for (auto signal : kSignals) {
+    auto model = built(hope_model({2, 3, 0}, 0.05, signal));
+    torch::NoGradGuard no_grad;
+    auto ids = torch::randint(0, 40, {1, 12}, torch::kLong);
+    auto base = model->forward(ids);
+    for (int64_t j : {1, 4, 6, 11}) {
+      auto changed = ids.clone();
+      changed[0][j] = (changed[0][j].item<int64_t>() + 7) % 40;
+      // token j is the target of position j - 1: its teach signal changes, its logits must not
+      auto teach = model->teach_signal(ids), teach_changed = model->teach_signal(changed);
+      EXPECT_GT(max_diff(teach.narrow(1, j - 1, 1), teach_changed.narrow(1, j - 1, 1)), 0.0);
+      auto out = model->forward(changed);
+      EXPECT_TRUE(torch::equal(out.narrow(1, 0, j), base.narrow(1, 0, j))) << "token " << j;
+      EXPECT_GT(max_diff(out.narrow(1, j, 1), base.narrow(1, j, 1)), 0.0);
+    }
   }
 }
 
 TEST(CmsUpdates, EachSequenceLearnsAloneAndTheForwardLeavesParametersAlone) {
-  auto model = built(hope_model({2, 4, 0}));
-  std::vector<at::Tensor> before;
-  for (const auto& p : model->parameters()) before.push_back(p.detach().clone());
-  auto ids = torch::randint(0, 40, {2, 14}, torch::kLong);
-  auto both = model->forward(ids);
-  both.sum().backward();  // training pass too
-  size_t i = 0;
-  for (const auto& p : model->parameters()) EXPECT_TRUE(torch::equal(p.detach(), before[i++]));
-  torch::NoGradGuard no_grad;
-  EXPECT_LT(max_diff(both[0], model->forward(ids.narrow(0, 0, 1))[0]), 1e-12);
-  EXPECT_LT(max_diff(both[1], model->forward(ids.narrow(0, 1, 1))[0]), 1e-12);
+  for (auto signal : kSignals) {
+    auto model = built(hope_model({2, 4, 0}, 0.05, signal));
+    std::vector<at::Tensor> before;
+    for (const auto& p : model->parameters()) before.push_back(p.detach().clone());
+    auto ids = torch::randint(0, 40, {2, 14}, torch::kLong);
+    auto both = model->forward(ids);
+    both.sum().backward();  // training pass too
+    size_t i = 0;
+    for (const auto& p : model->parameters()) EXPECT_TRUE(torch::equal(p.detach(), before[i++]));
+    torch::NoGradGuard no_grad;
+    EXPECT_LT(max_diff(both[0], model->forward(ids.narrow(0, 0, 1))[0]), 1e-12);
+    EXPECT_LT(max_diff(both[1], model->forward(ids.narrow(0, 1, 1))[0]), 1e-12);
+  }
 }
 
 TEST(CmsUpdates, DecodingTokenByTokenOrInPiecesEqualsTheForward) {
-  for (const std::vector<double>& chunks : {std::vector<double>{2, 3, 5}, std::vector<double>{4, 50, 0}}) {
-    auto model = built(hope_model(chunks));
-    torch::NoGradGuard no_grad;
-    auto ids = torch::randint(0, 40, {2, 17}, torch::kLong);
-    auto full = model->forward(ids);
-    // one token at a time, a prompt then tokens (ember generate's prefill), uneven pieces, all at once
-    for (const std::vector<int64_t>& pieces : {std::vector<int64_t>(17, 1), std::vector<int64_t>{7, 1, 9},
-                                               std::vector<int64_t>{1, 4, 2, 7, 3}, std::vector<int64_t>{17}}) {
-      ember::DecodeState state;
-      std::vector<at::Tensor> parts;
-      int64_t start = 0;
-      for (int64_t n : pieces) parts.push_back(model->decode(ids.narrow(1, start, n), state)), start += n;
-      EXPECT_LT(max_diff(at::cat(parts, 1), full), 1e-10) << "first chunk " << chunks[0] << ", " << pieces.size() << " pieces";
+  for (auto signal : kSignals)
+    for (const std::vector<double>& chunks : {std::vector<double>{2, 3, 5}, std::vector<double>{4, 50, 0}}) {
+      auto model = built(hope_model(chunks, 0.05, signal));
+      torch::NoGradGuard no_grad;
+      auto ids = torch::randint(0, 40, {2, 17}, torch::kLong);
+      auto full = model->forward(ids);
+      // one token at a time, a prompt then tokens (ember generate's prefill), uneven pieces, all at once
+      for (const std::vector<int64_t>& pieces : {std::vector<int64_t>(17, 1), std::vector<int64_t>{7, 1, 9},
+                                                 std::vector<int64_t>{1, 4, 2, 7, 3}, std::vector<int64_t>{17}}) {
+        ember::DecodeState state;
+        std::vector<at::Tensor> parts;
+        int64_t start = 0;
+        for (int64_t n : pieces) parts.push_back(model->decode(ids.narrow(1, start, n), state)), start += n;
+        EXPECT_LT(max_diff(at::cat(parts, 1), full), 1e-10) << "signal " << static_cast<int>(signal) << ", first chunk "
+                                                            << chunks[0] << ", " << pieces.size() << " pieces";
+      }
     }
-  }
 }
 
 // bf16 rounding is ~0.4% per op: the chunked model's error under autocast must stay of the order of
@@ -275,7 +334,8 @@ TEST(CmsUpdates, MemoryEstimateCountsEachChunksWeights) {
   const double d = 32, f = 16;  // d_ff 48 over 3 levels
   for (int64_t elem : {4, 2}) {
     const double extra = 3 * d * f * (4.0 + (elem < 4 ? elem : 0)) * (1.0 / 2 + 1.0 / 4);
-    EXPECT_DOUBLE_EQ(a->blocks()[0]->activation_bytes_per_token(elem) - b->blocks()[0]->activation_bytes_per_token(elem), extra);
+    EXPECT_DOUBLE_EQ(
+        a->blocks()[0]->activation_bytes_per_token(elem) - b->blocks()[0]->activation_bytes_per_token(elem), extra);
   }
 }
 
@@ -287,9 +347,9 @@ TEST(CmsUpdates, ConfigNeedsOneChunkSizePerLevel) {
   } catch (const ember::ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("model.mixer.hope_attention.chunk_sizes"), std::string::npos) << e.what();
   }
-  auto c = ember::load_config({}, {"model.mixer.kind=hope_attention", "model.mixer.hope_attention.update=chunked",
-                                   "model.mixer.hope_attention.levels=2",
-                                   "model.mixer.hope_attention.chunk_sizes=[8, 0]"});
+  auto c =
+      ember::load_config({}, {"model.mixer.kind=hope_attention", "model.mixer.hope_attention.update=chunked",
+                              "model.mixer.hope_attention.levels=2", "model.mixer.hope_attention.chunk_sizes=[8, 0]"});
   const auto& h = c.model.mixer.template get<ember::HopeAttentionConfig>();
   ASSERT_EQ(h.level_updates().size(), 2u);
   EXPECT_EQ(h.level_updates()[0].chunk, 8);

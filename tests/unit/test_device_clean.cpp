@@ -50,6 +50,8 @@ TEST(DeviceClean, EveryEmbeddingKindAndMixerRunsForwardAndBackwardOnTheMetaDevic
       lev.d_seed = 8, lev.heads = 2, lev.knots = 5, lev.rank = 4;
       auto& hope = c.mixer.get<ember::HopeAttentionConfig>();  // levels learning in context
       hope.update = ember::CmsUpdate::chunked, hope.chunk_sizes = {2, 3, 0, 5};
+      hope.signal = (pairs / static_cast<int>(ember::mixer_kinds().size())) % 2 == 0 ? ember::TeachSource::two_pass
+                                                                                       : ember::TeachSource::lens;
       ember::MetaInitScope meta;
       ember::LanguageModel m(c);
       m.set_activation_checkpointing(ember::ActivationCheckpointing::every_k, 2);

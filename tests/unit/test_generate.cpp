@@ -9,6 +9,7 @@
 #include <set>
 
 #include "ember/eval/generate.h"
+#include "ember/model/mixers/hope_attention.h"
 #include "ember/util/error.h"
 
 namespace {
@@ -26,6 +27,18 @@ std::vector<double> frequencies(const at::Tensor& logits, const ember::SamplingO
   return f;
 }
 
+// Each greedy token is the argmax of the full forward over the prompt and the tokens before it.
+void expect_argmax_of_the_forward(ember::LanguageModel& m, const std::vector<uint32_t>& prompt,
+                                  const std::vector<uint32_t>& out) {
+  std::vector<int64_t> seq(prompt.begin(), prompt.end());
+  torch::NoGradGuard no_grad;
+  for (uint32_t token : out) {
+    auto logits = m.forward(torch::tensor(seq, torch::kLong).unsqueeze(0));
+    EXPECT_EQ(token, logits[0][-1].argmax().item<int64_t>());
+    seq.push_back(token);
+  }
+}
+
 }  // namespace
 
 TEST(Generate, GreedyIsTheArgmaxOfTheFullForwardAtEveryStep) {
@@ -37,15 +50,31 @@ TEST(Generate, GreedyIsTheArgmaxOfTheFullForwardAtEveryStep) {
   const std::vector<uint32_t> prompt = {3, 17, 5};
   const auto out = ember::generate(m, prompt, o);
   ASSERT_EQ(out.size(), 8u);
-  std::vector<int64_t> seq(prompt.begin(), prompt.end());
-  torch::NoGradGuard no_grad;
-  for (uint32_t token : out) {
-    auto logits = m.forward(torch::tensor(seq, torch::kLong).unsqueeze(0));
-    EXPECT_EQ(token, logits[0][-1].argmax().item<int64_t>());
-    seq.push_back(token);
-  }
+  expect_argmax_of_the_forward(m, prompt, out);
   o.temperature = 0.7, o.top_k = 1;  // top-k 1 is greedy too
   EXPECT_EQ(ember::generate(m, prompt, o), out);
+}
+
+// Hope-attention learning in context: the decoder takes the levels' steps at the chunk boundaries
+// the generated tokens cross, with their teach signals, as the forward over the whole sequence does.
+TEST(Generate, GreedyWithLevelsLearningInContextIsTheArgmaxOfTheForward) {
+  for (auto signal : {ember::TeachSource::two_pass, ember::TeachSource::lens}) {
+    auto c = small();
+    c.init_std = 0.2;  // a teach signal large enough for the steps to matter
+    c.mixer.kind = "hope_attention";
+    auto& h = c.mixer.get<ember::HopeAttentionConfig>();
+    h.levels = 3, h.update = ember::CmsUpdate::chunked, h.chunk_sizes = {2, 3, 0}, h.inner_lr = 0.05;
+    h.signal = signal;
+    torch::manual_seed(2);
+    ember::LanguageModel m(c);
+    m.to(torch::kDouble);
+    ember::SamplingOptions o;
+    o.temperature = 0, o.max_tokens = 10;
+    const std::vector<uint32_t> prompt = {3, 17, 5};
+    const auto out = ember::generate(m, prompt, o);
+    ASSERT_EQ(out.size(), 10u);
+    expect_argmax_of_the_forward(m, prompt, out);
+  }
 }
 
 TEST(Generate, SamplingFollowsTheTemperatureAndTheSeed) {
@@ -63,7 +92,7 @@ TEST(Generate, SamplingFollowsTheTemperatureAndTheSeed) {
   o.top_k = 0, o.temperature = 1.0, o.top_p = 0.6;  // probabilities .64 .24 .09 .03: .64 alone reaches .6
   const auto p = frequencies(z, o, 500);
   EXPECT_NEAR(p[0], 1.0, 1e-9);  // every draw
-  o.top_p = 0.7;  // the first two reach it
+  o.top_p = 0.7;                 // the first two reach it
   const auto p2 = frequencies(z, o, 2000);
   EXPECT_EQ(p2[2] + p2[3], 0.0);
   EXPECT_GT(p2[1], 0.1);

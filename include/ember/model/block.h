@@ -1,7 +1,7 @@
 // One pre-norm decoder block: h = x + Mixer(RMSNorm(x)); out = h + MLP(RMSNorm(h)). The mixer kind
 // may ask for a chain of MLPs instead (Hope-attention's CMS levels), each with its own norm and
 // residual: x <- x + MLP_l(RMSNorm_l(x)); the chain's widths come from block_mlp_widths, and
-// levels that learn in context (block_level_updates) read a teach signal [B, T, D] (fast_swiglu.h).
+// levels that learn in context (block_level_updates) read a teach signal (fast_swiglu.h).
 #pragma once
 #include <torch/nn/module.h>
 
@@ -26,13 +26,14 @@ class Block : public torch::nn::Module {
   Block(const ModelConfig& cfg, int64_t layer, int64_t d_ff);
   // Without a teach signal every level is static (the first pass of a model that learns in context).
   at::Tensor forward(const at::Tensor& x, const Rope& rope, BlockTrace* trace = nullptr,
-                     const at::Tensor& teach = {});
+                     const TeachSignal& teach = {});
   // The next tokens of sequences whose earlier ones the mixer's `state` holds (Mixer::decode); levels
   // that learn in context keep theirs in `levels` and read the teach signals of the positions before
   // the new tokens (fast_swiglu_decode); without `levels` they are static.
   at::Tensor decode(const at::Tensor& x, const Rope& rope, std::unique_ptr<MixerState>& state,
-                    std::vector<FastSwiGLUState>* levels = nullptr, const at::Tensor& teach = {});
+                    std::vector<FastSwiGLUState>* levels = nullptr, const TeachSignal& teach = {});
   bool learns_in_context() const;  // some level is updated in context
+  int64_t levels_learning_from(TeachSource source) const;
   // Forward FLOPs per token at sequence length T: 2 per matmul weight + the mixer's own.
   double forward_flops_per_token(int64_t seq_len) const;
   // The inner gradients of the levels that learn in context: 8 d F per level (x 3 when the outer
@@ -48,7 +49,7 @@ class Block : public torch::nn::Module {
   int64_t mlp_width() const;  // the chain's total width: the layer's MLP budget
 
  private:
-  at::Tensor mlp_chain(const at::Tensor& h, const at::Tensor& teach, std::vector<FastSwiGLUState>* levels);
+  at::Tensor mlp_chain(const at::Tensor& h, const TeachSignal& teach, std::vector<FastSwiGLUState>* levels);
   std::shared_ptr<RMSNorm> mixer_norm_;
   std::shared_ptr<Mixer> mixer_;
   std::vector<std::shared_ptr<RMSNorm>> mlp_norms_;

@@ -11,6 +11,8 @@
 #pragma once
 #include <ATen/ATen.h>
 
+#include <functional>
+
 #include "ember/model/mixer.h"
 #include "ember/model/mlp.h"
 
@@ -18,10 +20,19 @@ namespace ember {
 
 at::Tensor silu_derivative(const at::Tensor& h);  // d/dh h sigmoid(h)
 
+// The teach signal a level reads. two_pass: `rows` [B, T, D], one per position (in decoding, those
+// of the positions before each new token). lens: `of_stream(stream, position)`, the next-token
+// gradient of the level's own output streams [B, n, D] from `position` on (all n targets known).
+struct TeachSignal {
+  at::Tensor rows;
+  std::function<at::Tensor(const at::Tensor& stream, int64_t position)> of_stream;
+  bool defined() const { return rows.defined() || static_cast<bool>(of_stream); }
+};
+
 // Weights per sequence: gate, up [B, F, d], down [B, d, F] (SwiGLU's layout with a batch in front).
 struct SwiGLUWeights {
   at::Tensor gate, up, down;
-  static SwiGLUWeights of(const SwiGLU& mlp, int64_t batch);  // the outer weights, expanded
+  static SwiGLUWeights of(const SwiGLU& mlp, int64_t batch);        // the outer weights, expanded
   SwiGLUWeights minus(const SwiGLUWeights& grad, double lr) const;  // theta - lr grad
 };
 
@@ -37,10 +48,11 @@ SwiGLUWeights swiglu_inner_grad(const SwiGLUWeights& w, const at::Tensor& u, con
 SwiGLUWeights swiglu_inner_grad(const SwiGLUWeights& w, const at::Tensor& u, const at::Tensor& teach,
                                 const SwiGLURead& read);
 
-// One level over a whole sequence, chunk by chunk (T need not be a multiple of the chunk). With
-// `differentiate` the outer gradient flows through the updates (meta-learning); without, the updates
-// are constants to it (stop-grad) and the outer weights get the gradient of every chunk's read.
-at::Tensor fast_swiglu_forward(const SwiGLU& mlp, const at::Tensor& u, const at::Tensor& teach,
+// One level over a whole sequence, chunk by chunk (T need not be a multiple of the chunk): u the
+// level's normed input, x the stream it adds to (lens reads x + MLP(u)). With `differentiate` the
+// outer gradient flows through the updates (meta-learning); without, the updates are constants to
+// it (stop-grad) and the outer weights get the gradient of every chunk's read.
+at::Tensor fast_swiglu_forward(const SwiGLU& mlp, const at::Tensor& u, const at::Tensor& x, const TeachSignal& teach,
                                const LevelUpdate& rule);
 
 // Decoding: the current chunk's weights, its inputs so far and the teach signals known so far (the
@@ -48,12 +60,15 @@ at::Tensor fast_swiglu_forward(const SwiGLU& mlp, const at::Tensor& u, const at:
 struct FastSwiGLUState {
   SwiGLUWeights weights;
   at::Tensor inputs, teach;  // [B, n, d]: the current chunk's, undefined when empty
+  at::Tensor pending;        // lens: the output stream of the last token, whose target comes next
   int64_t position = 0;
 };
 
-// The outputs for inputs u [B, T', d] at positions state.position.. given the teach signals of the
-// positions before each of them that the state lacks (teach [B, T' or T' - 1 at the start, d]).
-at::Tensor fast_swiglu_decode(const SwiGLU& mlp, const at::Tensor& u, const at::Tensor& teach,
+// The outputs for inputs u [B, T', d] (streams x) at positions state.position.. . two_pass: the teach
+// rows of the positions before each new token that the state lacks ([B, T' or T' - 1 at the start,
+// d]); lens: of_stream knows this call's targets, so the output streams of all new tokens but the
+// last get their signals now, and the last one's (`pending`) the next call.
+at::Tensor fast_swiglu_decode(const SwiGLU& mlp, const at::Tensor& u, const at::Tensor& x, const TeachSignal& teach,
                               const LevelUpdate& rule, FastSwiGLUState& state);
 
 }  // namespace ember

@@ -63,6 +63,9 @@ class LanguageModel : public torch::nn::Module {
   // static, without a graph; 0 at the last position, whose target is not in ids and which no update
   // reaches. It depends on ids_0..ids_{t+1} only, and the update it feeds is first read at t + 1.
   at::Tensor teach_signal(const at::Tensor& ids);
+  // What the levels learning in context read for ids: two_pass rows and/or the lens function.
+  TeachSignal teach_for(const at::Tensor& ids);
+  int64_t levels_learning_from(TeachSource source) const;
 
   int64_t num_parameters() const;
   int64_t num_embedding_parameters() const;  // input side only
@@ -80,6 +83,9 @@ class LanguageModel : public torch::nn::Module {
   // d loss_t / d stream_t for final streams [B, n, D] against targets [B, n] (summed, not averaged).
   at::Tensor stream_gradient(const at::Tensor& stream, const at::Tensor& targets);
   at::Tensor decode_teach(const at::Tensor& ids, DecodeState& state);  // the static pass of decode
+  // lens: d loss_q / d stream_q for a level's output streams from position q on, against the
+  // targets ids[q + 1 - first] (ids starts at position `first`); 0 where ids holds no target.
+  std::function<at::Tensor(const at::Tensor&, int64_t)> lens_signal(const at::Tensor& ids, int64_t first);
   at::Tensor head_;              // undefined when tied
   std::vector<bool> recompute_;  // per block: activation checkpointing
   int64_t loss_chunk_rows_ = 0;

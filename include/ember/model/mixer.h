@@ -47,6 +47,15 @@ struct MixerContext {
 };
 MixerContext mixer_context(const ModelConfig& cfg, int64_t layer);
 
+// Where a level's teach signal comes from (fast_swiglu.h, docs/mixers.md "Hope-attention"): the
+// next-token gradient at the final stream of a first, static pass (two_pass), or at the level's own
+// output stream read through the final norm and head, in the same pass (lens).
+enum class TeachSource { two_pass, lens };
+inline std::span<const EnumName<TeachSource>> enum_names(TeachSource) {
+  static constexpr EnumName<TeachSource> names[] = {{TeachSource::two_pass, "two_pass"}, {TeachSource::lens, "lens"}};
+  return names;
+}
+
 // How one MLP of the block's chain learns in context (Hope-attention's CMS levels, fast_swiglu.h):
 // after every `chunk` tokens (0: never, a static level) a step of `lr` on the teach signal, which
 // the outer gradient flows through when `differentiate`.
@@ -54,6 +63,7 @@ struct LevelUpdate {
   int64_t chunk = 0;
   double lr = 0.0;
   bool differentiate = false;
+  TeachSource signal = TeachSource::two_pass;
   bool learns() const { return chunk > 0; }
 };
 

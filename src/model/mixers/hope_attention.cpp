@@ -12,6 +12,7 @@ void HopeAttentionConfig::fields(FieldVisitor& v) {
   v.choice("update", update);
   v.field("chunk_sizes", chunk_sizes, Bound::non_negative());
   v.field("inner_lr", inner_lr, Bound::non_negative());
+  v.choice("signal", signal);
   v.field("differentiate_updates", differentiate_updates);
 }
 
@@ -29,7 +30,7 @@ std::vector<LevelUpdate> HopeAttentionConfig::level_updates() const {
   if (update != CmsUpdate::chunked) return {};
   std::vector<LevelUpdate> rules;
   for (double size : chunk_sizes)
-    rules.push_back({static_cast<int64_t>(size), inner_lr, differentiate_updates});
+    rules.push_back({static_cast<int64_t>(size), inner_lr, differentiate_updates, signal});
   return rules;
 }
 

@@ -24,7 +24,7 @@ at::Tensor cumulative_product(at::Tensor x, int64_t dim) {
 at::Tensor product_matrix(const at::Tensor& f) {
   const int64_t n = f.size(-1);
   auto index = at::arange(n, f.options().dtype(at::kLong));
-  auto later = index.unsqueeze(1) > index.unsqueeze(0);       // s > i
+  auto later = index.unsqueeze(1) > index.unsqueeze(0);              // s > i
   auto factors = at::where(later, rows(f), at::ones_like(rows(f)));  // row s: f_s right of the diagonal
   return cumulative_product(factors, -2).masked_fill(index.unsqueeze(1) < index.unsqueeze(0), 0.0);
 }
@@ -48,19 +48,19 @@ ChunkCoefficients chunk_coefficients(const at::Tensor& eta, const at::Tensor& al
 // at once before the sequential loop (tensors [chunks, BH, ...], heads flattened into the batch),
 // so that each chunk's step is a few batched matmuls on its state.
 struct ChunkPlan {
-  at::Tensor q, k, kv;  // kv = (2 / d_h)(k - v): G = kv + (2 / d_h) Ak W2
-  at::Tensor qa, qb;    // rows of q scaled by A and Bv (the retrieval's rows)
-  at::Tensor mq;        // (Kc * theta_i) * (Q K^T): the keys' gradient terms in Hq, before Dh
-  at::Tensor kr_theta;  // Kc * theta_i: the same weights on (phi(Hq) Ak^T)
-  at::Tensor ar, bvr;   // [.., n, 1]
-  at::Tensor k_kc, k_e;  // K^T diag(Kc_n theta), K^T diag(E_n theta)  [.., d_h, n]
-  at::Tensor kc_n, e_n;  // Kc_n theta, E_n theta as columns [.., n, 1]
+  at::Tensor q, k, kv;        // kv = (2 / d_h)(k - v): G = kv + (2 / d_h) Ak W2
+  at::Tensor qa, qb;          // rows of q scaled by A and Bv (the retrieval's rows)
+  at::Tensor mq;              // (Kc * theta_i) * (Q K^T): the keys' gradient terms in Hq, before Dh
+  at::Tensor kr_theta;        // Kc * theta_i: the same weights on (phi(Hq) Ak^T)
+  at::Tensor ar, bvr;         // [.., n, 1]
+  at::Tensor k_kc, k_e;       // K^T diag(Kc_n theta), K^T diag(E_n theta)  [.., d_h, n]
+  at::Tensor kc_n, e_n;       // Kc_n theta, E_n theta as columns [.., n, 1]
   at::Tensor a_n, bv_n, p_n;  // [.., 1, 1]
 
   ChunkPlan chunk(int64_t j) const {
     auto at_j = [j](const at::Tensor& x) { return x.select(0, j); };
-    return {at_j(q),  at_j(k),   at_j(kv),   at_j(qa),  at_j(qb),  at_j(mq),  at_j(kr_theta), at_j(ar),
-            at_j(bvr), at_j(k_kc), at_j(k_e), at_j(kc_n), at_j(e_n), at_j(a_n), at_j(bv_n),    at_j(p_n)};
+    return {at_j(q),   at_j(k),    at_j(kv),  at_j(qa),   at_j(qb),  at_j(mq),  at_j(kr_theta), at_j(ar),
+            at_j(bvr), at_j(k_kc), at_j(k_e), at_j(kc_n), at_j(e_n), at_j(a_n), at_j(bv_n),     at_j(p_n)};
   }
 };
 
@@ -81,21 +81,21 @@ ChunkPlan chunk_plan(const at::Tensor& q, const at::Tensor& k, const at::Tensor&
   // Chunk-major and contiguous, so that each chunk's slices feed the batched matmuls without copies.
   auto major = [](const at::Tensor& x) { return x.transpose(0, 1).contiguous(); };
   ChunkPlan plan{q,
-          k,
-          (2.0 / static_cast<double>(k.size(-1))) * (k - v),
-          rows(ar) * q,
-          rows(bvr) * q,
-          kr_theta * at::matmul(q, transposed(k)),
-          kr_theta,
-          rows(ar),
-          rows(bvr),
-          transposed(kc_n * k),
-          transposed(e_n * k),
-          kc_n,
-          e_n,
-          last(c.a),
-          last(c.bv),
-          last(c.p)};
+                 k,
+                 (2.0 / static_cast<double>(k.size(-1))) * (k - v),
+                 rows(ar) * q,
+                 rows(bvr) * q,
+                 kr_theta * at::matmul(q, transposed(k)),
+                 kr_theta,
+                 rows(ar),
+                 rows(bvr),
+                 transposed(kc_n * k),
+                 transposed(e_n * k),
+                 kc_n,
+                 e_n,
+                 last(c.a),
+                 last(c.bv),
+                 last(c.p)};
   for (at::Tensor* x : {&plan.q, &plan.k, &plan.kv, &plan.qa, &plan.qb, &plan.mq, &plan.kr_theta, &plan.ar, &plan.bvr,
                         &plan.k_kc, &plan.k_e, &plan.kc_n, &plan.e_n, &plan.a_n, &plan.bv_n, &plan.p_n})
     *x = major(*x);
@@ -109,10 +109,10 @@ at::Tensor memory_chunk(MemoryState& st, const ChunkPlan& c, Retrieval retrieval
   // 1. Keys through the chunk-start weights; per-token gradients are (k^T Dh, Ak^T G), never formed.
   auto hk = at::bmm(c.k, st.w1);
   auto sig = at::sigmoid(hk);
-  auto ak = hk * sig;                                                   // SiLU(hk)
-  auto g = at::baddbmm(c.kv, ak, st.w2, 1.0, two_over_d);             // dloss/dM(k)
-  auto slope = at::addcmul(sig, ak, 1 - sig);                           // SiLU'(hk) = s + SiLU(hk)(1 - s)
-  auto dh = at::bmm(g, transposed(st.w2)) * slope;                      // dloss/d(k W1)
+  auto ak = hk * sig;                                      // SiLU(hk)
+  auto g = at::baddbmm(c.kv, ak, st.w2, 1.0, two_over_d);  // dloss/dM(k)
+  auto slope = at::addcmul(sig, ak, 1 - sig);              // SiLU'(hk) = s + SiLU(hk)(1 - s)
+  auto dh = at::bmm(g, transposed(st.w2)) * slope;         // dloss/d(k W1)
   at::Tensor y;
   if (retrieval == Retrieval::chunk) {
     y = at::baddbmm(c.q, at::silu(at::bmm(c.q, st.w1)), st.w2);  // M_{chunk start}(q)
@@ -135,7 +135,7 @@ at::Tensor memory_chunk(MemoryState& st, const ChunkPlan& c, Retrieval retrieval
 }  // namespace
 
 MemoryInputs MemoryInputs::narrow(int64_t start, int64_t length) const {
-  return {q.narrow(2, start, length),     k.narrow(2, start, length),     v.narrow(2, start, length),
+  return {q.narrow(2, start, length),     k.narrow(2, start, length),   v.narrow(2, start, length),
           theta.narrow(2, start, length), eta.narrow(2, start, length), alpha.narrow(2, start, length)};
 }
 

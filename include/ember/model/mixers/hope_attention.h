@@ -5,7 +5,8 @@
 // Level widths split the layer's (tapered) d_ff, so the chain has the Transformer's MLP weights;
 // k = 1 is the Transformer block. `update: static` trains the levels by the optimiser only (the
 // spec's H0); `update: chunked` also updates level l in context after every chunk_sizes[l] tokens
-// (Eq. 71, the spec's H1; model/fast_swiglu.h), on the teach signal of a first, static pass.
+// (Eq. 71, the spec's H1; model/fast_swiglu.h), on a next-token teach signal taken from a first,
+// static pass (signal: two_pass) or from the level's own output stream (signal: lens).
 #pragma once
 #include "ember/model/mixers/attention.h"
 
@@ -26,6 +27,7 @@ struct HopeAttentionConfig {
   CmsUpdate update = CmsUpdate::static_levels;
   std::vector<double> chunk_sizes = {16, 64, 256, 0};  // C per level, fastest first; 0: static
   double inner_lr = 0.01;              // eta^(l), every level
+  TeachSource signal = TeachSource::two_pass;  // the teach signal: first static pass, or lens
   bool differentiate_updates = false;  // outer gradients through the updates (else stop-grad)
 
   void fields(FieldVisitor& v);
