@@ -79,12 +79,7 @@ at::Tensor LanguageModel::teach_signal(const at::Tensor& ids) {
     stream = embedding_->forward(ids);
     for (auto& block : blocks_) stream = block->forward(stream, rope_);  // every level static
   }
-  const int64_t length = ids.size(1);
-  auto teach = at::zeros_like(stream);
-  if (length > 1)
-    teach.narrow(1, 0, length - 1)
-        .copy_(stream_gradient(stream.narrow(1, 0, length - 1), ids.narrow(1, 1, length - 1)));
-  return teach;
+  return lens_signal(ids, 0)(stream, 0);  // the same per-token gradient, at the final stream
 }
 
 at::Tensor LanguageModel::stream_gradient(const at::Tensor& stream, const at::Tensor& targets) {

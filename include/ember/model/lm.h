@@ -83,8 +83,9 @@ class LanguageModel : public torch::nn::Module {
   // d loss_t / d stream_t for final streams [B, n, D] against targets [B, n] (summed, not averaged).
   at::Tensor stream_gradient(const at::Tensor& stream, const at::Tensor& targets);
   at::Tensor decode_teach(const at::Tensor& ids, DecodeState& state);  // the static pass of decode
-  // lens: d loss_q / d stream_q for a level's output streams from position q on, against the
-  // targets ids[q + 1 - first] (ids starts at position `first`); 0 where ids holds no target.
+  // d loss_q / d stream_q for streams from position q on (a level's output for lens, the first
+  // pass's final stream for two_pass), against the targets ids[q + 1 - first] (ids starts at
+  // position `first`); 0 where ids holds no target.
   std::function<at::Tensor(const at::Tensor&, int64_t)> lens_signal(const at::Tensor& ids, int64_t first);
   at::Tensor head_;              // undefined when tied
   std::vector<bool> recompute_;  // per block: activation checkpointing
