@@ -10,6 +10,8 @@
 #include "ember/model/lm.h"
 #include "ember/train/adamw.h"
 #include "ember/train/peak_flops.h"
+#include "ember/util/denormals.h"
+#include "ember/util/host_memory.h"
 
 int main(int argc, char** argv) {
   if (argc < 9) {
@@ -21,6 +23,8 @@ int main(int argc, char** argv) {
   const int64_t B = shape.batch, T = shape.seq_len, steps = std::stoll(argv[8]);
   const bool bf16 = argc > 9 && std::string(argv[9]) == "bf16";
   if (argc > 10) cfg.embedding.kind = argv[10];
+  ember::retain_freed_host_memory();  // as ember train does on CPUs
+  ember::flush_denormals_on_all_threads();
   torch::manual_seed(0);
   ember::LanguageModel model(cfg);
   ember::OptimConfig ocfg;
@@ -32,8 +36,7 @@ int main(int argc, char** argv) {
       ember::AutocastScope autocast(at::kCPU, bf16);
       model.loss(x, y).backward();
     }
-    ember::clip_grad_norm(model.parameters(), 1.0);
-    opt.step(1e-4);
+    opt.step(1e-4, ember::clip_coefficient(ember::global_grad_norm(model.parameters()), 1.0));  // as ember train
     opt.zero_grad();
   };
   step();  // warm-up: allocations, oneDNN primitive caches

@@ -1,5 +1,7 @@
 #include "ember/train/adamw.h"
 
+#include <optional>
+
 #include "ember/util/error.h"
 
 namespace ember {
@@ -16,7 +18,7 @@ AdamW::AdamW(const NamedParameters& params, const OptimConfig& cfg) : cfg_(cfg) 
                       parameter_decays(name, p, cfg.decay_embeddings)});
 }
 
-void AdamW::step(double lr) {
+void AdamW::step(double lr, double grad_scale) {
   for (bool decay : {true, false}) {
     std::vector<at::Tensor> p, g, m, v, s;
     for (auto& slot : slots_) {
@@ -26,9 +28,11 @@ void AdamW::step(double lr) {
     }
     if (p.empty()) continue;
     at::NoGradGuard no_grad;
-    at::_foreach_add_(s, 1.0);  // the fused kernel reads the already-incremented step
+    at::_foreach_add_(s, 1.0);          // the fused kernel reads the already-incremented step
+    std::optional<at::Tensor> divisor;  // the kernel divides each gradient by it
+    if (grad_scale != 1.0) divisor = at::full({}, 1.0 / grad_scale, p.front().options().dtype(at::kFloat));
     at::_fused_adamw_(p, g, m, v, {}, s, lr, cfg_.beta1, cfg_.beta2, decay ? cfg_.weight_decay : 0.0, cfg_.eps, false,
-                      false);
+                      false, divisor);
   }
   ++steps_;
 }
@@ -72,15 +76,35 @@ std::vector<std::string> AdamW::group_names(bool decay) const {
   return out;
 }
 
-double clip_grad_norm(const std::vector<at::Tensor>& params, double max_norm) {
+namespace {
+
+std::vector<at::Tensor> defined_grads(const std::vector<at::Tensor>& params) {
   std::vector<at::Tensor> grads;
   for (const auto& p : params)
     if (p.grad().defined()) grads.push_back(p.grad());
+  return grads;
+}
+
+}  // namespace
+
+double global_grad_norm(const std::vector<at::Tensor>& params) {
+  auto grads = defined_grads(params);
   if (grads.empty()) return 0.0;
   at::NoGradGuard no_grad;
-  auto norms = at::_foreach_norm(grads, 2, at::kFloat);
-  const double total = at::stack(norms).to(at::kDouble).norm().item<double>();
-  if (max_norm > 0.0 && std::isfinite(total) && total > max_norm) at::_foreach_mul_(grads, max_norm / (total + 1e-6));
+  return at::stack(at::_foreach_norm(grads, 2, at::kFloat)).to(at::kDouble).norm().item<double>();
+}
+
+double clip_coefficient(double total, double max_norm) {
+  return max_norm > 0.0 && std::isfinite(total) && total > max_norm ? max_norm / (total + 1e-6) : 1.0;
+}
+
+double clip_grad_norm(const std::vector<at::Tensor>& params, double max_norm) {
+  const double total = global_grad_norm(params);
+  const double coefficient = clip_coefficient(total, max_norm);
+  if (coefficient != 1.0) {
+    at::NoGradGuard no_grad;
+    at::_foreach_mul_(defined_grads(params), coefficient);
+  }
   return total;
 }
 

@@ -13,6 +13,7 @@
 #include "ember/train/peak_flops.h"
 #include "ember/train/preemption.h"
 #include "ember/util/denormals.h"
+#include "ember/util/host_memory.h"
 #include "ember/util/error.h"
 #include "ember/util/files.h"
 #include "ember/util/progress.h"
@@ -51,7 +52,10 @@ Trainer::Trainer(Config cfg, TrainOptions opt) : cfg_(std::move(cfg)), opt_(std:
   dist_ = read_dist_env(process_environment());
   device_ = pick_device(cfg_.train.device, dist_);
   set_threads(cfg_.train.threads, dist_);
-  if (device_.is_cpu()) flush_denormals_on_all_threads();  // a decaying memory otherwise stalls on them
+  if (device_.is_cpu()) {
+    flush_denormals_on_all_threads();  // a decaying memory otherwise stalls on them
+    retain_freed_host_memory();        // each step's large buffers are not re-mapped and re-zeroed
+  }
 }
 
 Trainer::~Trainer() {
@@ -173,9 +177,9 @@ bool Trainer::train_step() {
   }
   if (reducer_) reducer_->finish();  // gradients now the mean over ranks: the norm below is global
   last_loss_ = reduce_mean(loss_sum);  // non-finite on any rank is non-finite on all
-  last_grad_norm_ = clip_grad_norm(model_->parameters(), cfg_.optim.grad_clip);
+  last_grad_norm_ = global_grad_norm(model_->parameters());
   const bool finite = std::isfinite(last_loss_) && std::isfinite(last_grad_norm_);
-  if (finite) optimizer_->step(last_lr_);
+  if (finite) optimizer_->step(last_lr_, clip_coefficient(last_grad_norm_, cfg_.optim.grad_clip));  // clipped inside
   if (finite && param_sync_) param_sync_->sync();  // ZeRO-1: owners send their updated parameters
   for (auto& p : model_->parameters()) p.mutable_grad() = at::Tensor();  // all: ZeRO-1 steps only its own
   state_.step += 1;

@@ -109,6 +109,43 @@ TEST(Schedule, KeyStepsOfEachKind) {
   EXPECT_NEAR(ember::learning_rate(c, total - 1, total), 0.1, 1e-12);
 }
 
+// step(lr, c) scales the gradients inside the fused pass: the same state as scaling them first.
+// Adam's update is nearly scale-invariant, so the moments (linear in c) and a large eps make the
+// scale visible in the comparison.
+TEST(AdamW, GradScaleEqualsScalingTheGradientsFirst) {
+  OptimConfig cfg;
+  cfg.eps = 0.5, cfg.weight_decay = 0.1;
+  torch::manual_seed(3);
+  auto init = torch::randn({3, 4}, torch::kDouble);
+  auto a = init.clone().requires_grad_(), b = init.clone().requires_grad_(), plain = init.clone().requires_grad_();
+  ember::AdamW oa({{"layers.0.w", a}}, cfg), ob({{"layers.0.w", b}}, cfg), op({{"layers.0.w", plain}}, cfg);
+  for (double c : {0.25, 0.6}) {
+    auto g = torch::randn({3, 4}, torch::kDouble);
+    a.mutable_grad() = g * c;
+    oa.step(0.01);
+    b.mutable_grad() = g.clone();
+    ob.step(0.01, c);
+    plain.mutable_grad() = g.clone();
+    op.step(0.01);
+  }
+  // 1e-7: the kernel reads the divisor 1 / c as a float
+  EXPECT_LT((a.detach() - b.detach()).abs().max().item<double>(), 1e-7);
+  const auto sa = oa.state_tensors(), sb = ob.state_tensors(), sp = op.state_tensors();
+  for (const char* key : {"exp_avg/layers.0.w", "exp_avg_sq/layers.0.w"}) {
+    EXPECT_LT((sa.at(key) - sb.at(key)).abs().max().item<double>(), 1e-7) << key;
+    EXPECT_GT((sp.at(key) - sb.at(key)).abs().max().item<double>(), 1e-3) << key << ": the scale was ignored";
+  }
+  EXPECT_GT((plain.detach() - b.detach()).abs().max().item<double>(), 1e-5);
+}
+
+TEST(Clip, Coefficient) {
+  EXPECT_DOUBLE_EQ(ember::clip_coefficient(5.0, 1.0), 1.0 / (5.0 + 1e-6));
+  EXPECT_EQ(ember::clip_coefficient(0.5, 1.0), 1.0);  // below the limit
+  EXPECT_EQ(ember::clip_coefficient(5.0, 0.0), 1.0);  // clipping off
+  EXPECT_EQ(ember::clip_coefficient(std::nan(""), 1.0), 1.0);
+  EXPECT_EQ(ember::clip_coefficient(INFINITY, 1.0), 1.0);
+}
+
 TEST(Clip, GlobalNormAndScaling) {
   auto a = torch::zeros({2}).requires_grad_(), b = torch::zeros({1}).requires_grad_();
   a.mutable_grad() = torch::tensor({3.0f, 0.0f});

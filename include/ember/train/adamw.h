@@ -21,8 +21,10 @@ bool parameter_decays(const std::string& name, const at::Tensor& p, bool decay_e
 class AdamW final : public Stateful {
  public:
   AdamW(const NamedParameters& params, const OptimConfig& cfg);
-  void step(double lr);  // parameters without a gradient are left alone
-  void zero_grad();      // gradients set to none (no zero-fill pass)
+  // Parameters without a gradient are left alone. The gradients are multiplied by grad_scale inside
+  // the fused pass (clipping without a pass of its own over every gradient).
+  void step(double lr, double grad_scale = 1.0);
+  void zero_grad();  // gradients set to none (no zero-fill pass)
   int64_t steps() const { return steps_; }
 
   TensorMap state_tensors() const;  // "exp_avg/<name>", "exp_avg_sq/<name>", "step/<name>"
@@ -44,6 +46,11 @@ class AdamW final : public Stateful {
   int64_t steps_ = 0;
 };
 
+// Global L2 norm of all gradients (0 when none has one).
+double global_grad_norm(const std::vector<at::Tensor>& params);
+// The factor that brings a gradient of norm `total` down to max_norm: 1 when it is not larger, or
+// max_norm is 0 (no clipping), or the norm is not finite.
+double clip_coefficient(double total, double max_norm);
 // Global L2 norm of all gradients; scales them down to max_norm when larger (max_norm 0: never).
 double clip_grad_norm(const std::vector<at::Tensor>& params, double max_norm);
 
