@@ -18,19 +18,8 @@
 #include <vector>
 
 #include "kernels/lev_spline_math.h"
+#include "kernels/simd_clones.h"
 
-// Clones need GCC >= 12 (arch=x86-64-vN) and ifunc (glibc on Linux); elsewhere one portable build.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12 && defined(__linux__) && \
-    defined(__GLIBC__)
-#define EMBER_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define EMBER_SIMD_CLONES
-#endif
-#if defined(__GNUC__) && !defined(__clang__)
-#define EMBER_IVDEP _Pragma("GCC ivdep")
-#else
-#define EMBER_IVDEP
-#endif
 #define EMBER_INLINE inline __attribute__((always_inline))
 
 namespace ember::lev::cpu {

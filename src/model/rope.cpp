@@ -1,8 +1,59 @@
 #include "ember/model/rope.h"
 
+#include <ATen/Dispatch.h>
+#include <ATen/Parallel.h>
+#include <torch/autograd.h>
+
+#include <algorithm>
+
 #include "ember/util/error.h"
+#include "kernels/rope_cpu_loops.h"
 
 namespace ember {
+namespace {
+
+// x [B, H, T, d_h] in the tables' dtype, rotated at positions offset.. (by the negative angles
+// when inverse). CPU: one fused pass over rows (kernels/rope_cpu_loops.h); elsewhere ATen ops.
+at::Tensor rotate(const at::Tensor& x, const at::Tensor& cos_all, const at::Tensor& sin_all, int64_t offset,
+                  bool inverse) {
+  const int64_t T = x.size(-2), half = x.size(-1) / 2;
+  if (x.is_cpu() && x.dim() == 4 && x.stride(3) == 1) {
+    auto y = at::empty(x.sizes(), x.options());
+    const rope::cpu::Rows rows{x.size(0), x.size(1), T, half, offset, x.stride(0), x.stride(1), x.stride(2)};
+    const int64_t grain = std::max<int64_t>(1, 16384 / x.size(-1));
+    AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "rope", [&] {
+      at::parallel_for(0, x.numel() / x.size(-1), grain, [&](int64_t r0, int64_t r1) {
+        rope::cpu::rotate_rows(x.const_data_ptr<scalar_t>(), y.mutable_data_ptr<scalar_t>(),
+                               cos_all.const_data_ptr<scalar_t>(), sin_all.const_data_ptr<scalar_t>(), rows, inverse,
+                               r0, r1);
+      });
+    });
+    return y;
+  }
+  auto cos = cos_all.narrow(0, offset, T), sin = sin_all.narrow(0, offset, T);
+  if (inverse) sin = -sin;
+  auto xa = x.narrow(-1, 0, half), xb = x.narrow(-1, half, half);
+  return at::cat({xa * cos - xb * sin, xb * cos + xa * sin}, -1);
+}
+
+// The rotation is orthogonal: its gradient is the inverse rotation of the incoming gradient, so
+// backward saves nothing but the tables.
+struct RopeRotation : torch::autograd::Function<RopeRotation> {
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& x, const at::Tensor& cos_all,
+                            const at::Tensor& sin_all, int64_t offset) {
+    ctx->save_for_backward({cos_all, sin_all});
+    ctx->saved_data["offset"] = offset;
+    return rotate(x, cos_all, sin_all, offset, false);
+  }
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    auto g = grads[0].to(saved[0].scalar_type());
+    return {rotate(g, saved[0], saved[1], ctx->saved_data["offset"].toInt(), true), {}, {}, {}};
+  }
+};
+
+}  // namespace
 
 Rope::Rope(int64_t head_dim, int64_t max_seq_len, double base) {
   const int64_t half = head_dim / 2;
@@ -22,16 +73,13 @@ const std::pair<at::Tensor, at::Tensor>& Rope::tables(const at::Device& device, 
 }
 
 at::Tensor Rope::apply(const at::Tensor& x, int64_t offset) const {
-  const int64_t T = x.size(-2), half = x.size(-1) / 2;
+  const int64_t T = x.size(-2);
   if (offset + T > cos_.size(0))
     throw Error("sequence of length " + std::to_string(offset + T) +
                 " exceeds model.max_seq_len = " + std::to_string(cos_.size(0)));
   const auto dtype = x.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
   const auto& [cos_all, sin_all] = tables(x.device(), dtype);
-  auto cos = cos_all.narrow(0, offset, T), sin = sin_all.narrow(0, offset, T);
-  const auto xt = x.to(dtype);
-  auto xa = xt.narrow(-1, 0, half), xb = xt.narrow(-1, half, half);
-  return at::cat({xa * cos - xb * sin, xb * cos + xa * sin}, -1);
+  return RopeRotation::apply(x.to(dtype), cos_all, sin_all, offset);
 }
 
 }  // namespace ember

@@ -6,7 +6,9 @@
 #include "ember/model/lm.h"
 #include "ember/model/mixer.h"
 #include "ember/model/mixers/attention.h"
+#include "ember/model/rope.h"
 #include "ember/model/summary.h"
+#include "ember/model/table_embedding.h"
 #include "ember/util/error.h"
 
 using ember::LanguageModel;
@@ -71,6 +73,33 @@ TEST(Model, TiedHeadSharesStorageWithEmbedding) {
   EXPECT_FALSE(untied.embedding().tied_table().defined());
 }
 
+// A tied table's lookup adds its rows into the head's gradient as a sparse gradient: the table's
+// gradient is still dense and equals the closed form (rows summed per id, repeats included, plus
+// the head's S^T h), also when accumulated over two backward passes.
+TEST(Model, TiedTableGradientIsDenseAndExact) {
+  for (bool lookup_first : {true, false}) {  // which gradient reaches the table first in backward
+    torch::manual_seed(5);
+    ember::TableEmbedding table(11, 6, 0.02, /*tied=*/true);
+    table.to(torch::kDouble);
+    auto w = table.tied_table();
+    auto ids = torch::tensor({{3, 7, 3}, {0, 10, 3}}, torch::kLong);
+    auto r = torch::randn({2, 3, 6}, torch::kDouble), h = torch::randn({4, 6}, torch::kDouble);
+    auto s = torch::randn({4, 11}, torch::kDouble);
+    auto backward = [&] {
+      at::Tensor lookup, head;
+      if (lookup_first) head = (at::linear(h, w) * s).sum(), lookup = (table.forward(ids) * r).sum();
+      else lookup = (table.forward(ids) * r).sum(), head = (at::linear(h, w) * s).sum();
+      (lookup + head).backward();
+    };
+    backward();
+    ASSERT_FALSE(w.grad().is_sparse());
+    auto expect = torch::zeros({11, 6}, torch::kDouble).index_add_(0, ids.flatten(), r.reshape({-1, 6})) + s.t().mm(h);
+    EXPECT_LT((w.grad() - expect).abs().max().item<double>(), 1e-12) << lookup_first;
+    backward();
+    EXPECT_LT((w.grad() - 2 * expect).abs().max().item<double>(), 1e-12) << lookup_first;
+  }
+}
+
 TEST(Model, CausalityPerturbingTokenJLeavesEarlierOutputsBitIdentical) {
   for (ember::AttentionImpl impl : {ember::AttentionImpl::sdpa, ember::AttentionImpl::reference}) {
     torch::manual_seed(1);
@@ -133,11 +162,84 @@ TEST(Model, RopeScoresDependOnlyOnRelativePosition) {
   EXPECT_LT((rope.apply(q, 0) - q).abs().max().item<double>(), 1e-7);
 }
 
+// The fused rotation against the rotate-half formula written out per element in fp64, on a
+// transposed (strided) input as attention passes it, at an offset; in fp32 and for a bf16 input
+// (rotated in fp32); and its gradient against autograd through the formula.
+namespace {
+at::Tensor rope_formula(const at::Tensor& x, int64_t offset, double base) {
+  const int64_t T = x.size(2), dh = x.size(3), half = dh / 2;
+  auto out = torch::empty_like(x, torch::kDouble);
+  auto xd = x.to(torch::kDouble);
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t i = 0; i < half; ++i) {
+      const double angle = static_cast<double>(offset + t) * std::pow(base, -2.0 * i / dh);
+      auto a = xd.select(2, t).select(2, i), b = xd.select(2, t).select(2, half + i);
+      out.select(2, t).select(2, i).copy_(a * std::cos(angle) - b * std::sin(angle));
+      out.select(2, t).select(2, half + i).copy_(b * std::cos(angle) + a * std::sin(angle));
+    }
+  return out;
+}
+}  // namespace
+
+TEST(Model, RopeEqualsTheFormulaWithItsGradient) {
+  torch::manual_seed(4);
+  ember::Rope rope(8, 40, 10000.0);
+  auto x = torch::randn({2, 9, 3, 8}, torch::kDouble).transpose(1, 2).requires_grad_();  // [B, H, T, d_h]
+  ASSERT_FALSE(x.is_contiguous());
+  auto y = rope.apply(x, 5);
+  EXPECT_LT((y - rope_formula(x.detach(), 5, 10000.0)).abs().max().item<double>(), 1e-14);
+  auto g = torch::randn_like(y);
+  (y * g).sum().backward();
+  auto x2 = x.detach().clone().requires_grad_();
+  auto cos = torch::empty({9, 4}, torch::kDouble), sin = torch::empty({9, 4}, torch::kDouble);
+  for (int64_t t = 0; t < 9; ++t)
+    for (int64_t i = 0; i < 4; ++i) {
+      const double angle = (5.0 + t) * std::pow(10000.0, -2.0 * i / 8);
+      cos[t][i] = std::cos(angle), sin[t][i] = std::sin(angle);
+    }
+  auto a = x2.narrow(-1, 0, 4), b = x2.narrow(-1, 4, 4);
+  (torch::cat({a * cos - b * sin, b * cos + a * sin}, -1) * g).sum().backward();
+  EXPECT_LT((x.grad() - x2.grad()).abs().max().item<double>(), 1e-14);
+  for (auto dtype : {torch::kFloat, torch::kBFloat16}) {
+    auto xf = x.detach().to(dtype);
+    auto yf = rope.apply(xf, 5);
+    EXPECT_EQ(yf.scalar_type(), torch::kFloat);  // rotated in fp32, as Python does
+    EXPECT_LT((yf.to(torch::kDouble) - rope_formula(xf, 5, 10000.0)).abs().max().item<double>(), 1e-5);
+  }
+}
+
 TEST(Model, RmsNormMatchesFormula) {
   ember::RMSNorm norm(16, 1e-6);
   torch::manual_seed(5);
   auto x = torch::randn({4, 16});
   EXPECT_LT((norm.forward(x) - norm.reference(x)).abs().max().item<double>(), 1e-6);
+}
+
+// The fused CPU pass and its gradients (input and gain) against autograd through the formula in
+// fp64, over enough rows for every thread to hold a partial gain gradient, at a width that is not
+// a multiple of the vector lanes; in fp32 against the same within fp32 rounding.
+TEST(Model, RmsNormGradientsMatchAutograd) {
+  for (auto dtype : {torch::kDouble, torch::kFloat}) {
+    ember::RMSNorm norm(37, 1e-5);
+    norm.to(dtype);
+    torch::manual_seed(6);
+    auto gain = norm.named_parameters()["weight"];
+    {
+      torch::NoGradGuard ng;
+      gain.uniform_(0.5, 1.5);
+    }
+    auto x = (torch::randn({3, 700, 37}, torch::kDouble) * 3).to(dtype).requires_grad_();
+    auto w = torch::randn({3, 700, 37}, torch::kDouble).to(dtype);
+    (norm.forward(x) * w).sum().backward();
+    auto xr = x.detach().to(torch::kDouble).requires_grad_();
+    auto gr = gain.detach().to(torch::kDouble).requires_grad_();
+    auto yr = xr * torch::rsqrt(xr.pow(2).mean(-1, true) + 1e-5) * gr;
+    (yr * w.to(torch::kDouble)).sum().backward();
+    const double tol = dtype == torch::kDouble ? 1e-11 : 1e-3;
+    EXPECT_LT((norm.forward(x).to(torch::kDouble) - yr).abs().max().item<double>(), tol / 10) << dtype;
+    EXPECT_LT((x.grad().to(torch::kDouble) - xr.grad()).abs().max().item<double>(), tol) << dtype;
+    EXPECT_LT((gain.grad().to(torch::kDouble) - gr.grad()).abs().max().item<double>(), tol * 10) << dtype;
+  }
 }
 
 TEST(Model, InitStdAndResidualScaling) {
