@@ -39,6 +39,16 @@ void expect_argmax_of_the_forward(ember::LanguageModel& m, const std::vector<uin
   }
 }
 
+// Greedy generation of n tokens after the prompt {3, 17, 5}, checked token by token against the forward.
+std::vector<uint32_t> greedy_checked(ember::LanguageModel& m, int64_t n, ember::SamplingOptions& o) {
+  o.temperature = 0, o.max_tokens = n;
+  const std::vector<uint32_t> prompt = {3, 17, 5};
+  const auto out = ember::generate(m, prompt, o);
+  EXPECT_EQ(out.size(), static_cast<size_t>(n));
+  expect_argmax_of_the_forward(m, prompt, out);
+  return out;
+}
+
 }  // namespace
 
 TEST(Generate, GreedyIsTheArgmaxOfTheFullForwardAtEveryStep) {
@@ -46,13 +56,9 @@ TEST(Generate, GreedyIsTheArgmaxOfTheFullForwardAtEveryStep) {
   ember::LanguageModel m(small());
   m.to(torch::kDouble);
   ember::SamplingOptions o;
-  o.temperature = 0, o.max_tokens = 8;
-  const std::vector<uint32_t> prompt = {3, 17, 5};
-  const auto out = ember::generate(m, prompt, o);
-  ASSERT_EQ(out.size(), 8u);
-  expect_argmax_of_the_forward(m, prompt, out);
+  const auto out = greedy_checked(m, 8, o);
   o.temperature = 0.7, o.top_k = 1;  // top-k 1 is greedy too
-  EXPECT_EQ(ember::generate(m, prompt, o), out);
+  EXPECT_EQ(ember::generate(m, {3, 17, 5}, o), out);
 }
 
 // Hope-attention learning in context: the decoder takes the levels' steps at the chunk boundaries
@@ -69,11 +75,7 @@ TEST(Generate, GreedyWithLevelsLearningInContextIsTheArgmaxOfTheForward) {
     ember::LanguageModel m(c);
     m.to(torch::kDouble);
     ember::SamplingOptions o;
-    o.temperature = 0, o.max_tokens = 10;
-    const std::vector<uint32_t> prompt = {3, 17, 5};
-    const auto out = ember::generate(m, prompt, o);
-    ASSERT_EQ(out.size(), 10u);
-    expect_argmax_of_the_forward(m, prompt, out);
+    greedy_checked(m, 10, o);
   }
 }
 
