@@ -13,14 +13,26 @@
 #   EMBER_GPU_STEPS        training steps per big config (default 12)
 #   EMBER_PEAK_TFLOPS      dense bf16 peak for MFU (default 989: H100/H200 SXM datasheet)
 #   EMBER_CMAKE_ARGS       extra CMake arguments
+#   EMBER_GPU_DEADLINE_S   the whole script's budget in seconds (default 560, under one device call's
+#                          600): each check's timeout is cut to what is left, so a hang costs that check
+#                          alone and the script still reports
+# Where $OUT is set (the device call's output folder) the whole output is also written to
+# $OUT/gpu_check.log, and the logs of the checks to $OUT.
 set -euo pipefail
+if [ -n "${OUT:-}" ]; then mkdir -p "$OUT" && exec > >(tee -a "$OUT/gpu_check.log") 2>&1; fi
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build_only=0
 [ "${1:-}" = "--build-only" ] && { build_only=1; shift; }
 build="${1:-$here/build-gpu}"
 steps="${EMBER_GPU_STEPS:-12}"
 peak_tflops="${EMBER_PEAK_TFLOPS:-989}"
-say() { printf '\n=== %s\n' "$*"; }
+deadline=$((SECONDS + ${EMBER_GPU_DEADLINE_S:-560}))
+say() { printf '\n=== [%ds] %s\n' "$SECONDS" "$*"; }
+budget() {  # a check's own limit in seconds, cut to what is left of the deadline (at least 1)
+  local left=$((deadline - SECONDS))
+  ((left < 1)) && left=1
+  echo $(($1 < left ? $1 : left))
+}
 failed=()  # a failing check is reported and the script goes on to the next; exit 1 at the end
 check() { "$@" || { echo "FAILED: $*"; failed+=("$1${2:+ $2}"); }; }
 
@@ -32,6 +44,7 @@ if [ "$build_only" = 0 ]; then
 fi
 
 say "dependencies"
+echo "nvcc: $(nvcc --version 2>/dev/null | tail -1 || echo none on PATH) | $(cmake --version | head -1) | $(g++ --version | head -1)"
 prefix_path="$("$py" -c 'import torch; print(torch.utils.cmake_prefix_path)')"
 "$py" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)'
 debs=("$here"/.deps/debs/*.deb)
@@ -39,6 +52,9 @@ if [ -e "${debs[0]}" ]; then
   deps="$here/.deps/prefix"
   for d in "${debs[@]}"; do dpkg -x "$d" "$deps"; done
   prefix_path="$prefix_path;$deps/usr"
+  # Debian keeps some headers (openssl/opensslconf.h) under the multiarch folder, which the compiler
+  # searches only beneath the system's /usr/include, not the prefix's.
+  export CPATH="$deps/usr/include/x86_64-linux-gnu${CPATH:+:$CPATH}"
   export LD_LIBRARY_PATH="$deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   echo "unpacked ${#debs[@]} Debian packages into $deps"
 else
@@ -53,21 +69,22 @@ generator=(); command -v ninja >/dev/null && generator=(-G Ninja)
 TORCH_CUDA_ARCH_LIST=9.0 cmake -S "$here" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_PREFIX_PATH="$prefix_path" -DEMBER_CUDA=ON -DCMAKE_CUDA_COMPILER="$nvcc" \
   -DCMAKE_CUDA_ARCHITECTURES=90 -DEMBER_BUILD_TESTS=OFF -DEMBER_PYTHON="$py" ${EMBER_CMAKE_ARGS:-} >"$build.configure.log" \
-  || { cat "$build.configure.log"; exit 1; }
+  || { cat "$build.configure.log"; [ -n "${OUT:-}" ] && cp "$build.configure.log" "$OUT/"; exit 1; }
 grep "ember:" "$build.configure.log" || true
-time cmake --build "$build" -j "$(nproc)" --target ember ember_gpu_lev_kernels ember_gpu_device_memory ember_lev_gpu_check
+time cmake --build "$build" -j "$(nproc)" --target ember ember_gpu_lev_kernels ember_gpu_device_memory \
+  ember_gpu_nccl_collectives ember_lev_gpu_check
 ember="$build/tools/ember"
 "$ember" --version
 [ "$build_only" = 1 ] && exit 0
 
 say "gpu tests: CUDA LEV kernels vs CPU (fp64/fp32, both normalisations), peak memory, NCCL collectives"
-check timeout 300 "$build/tests/gpu/ember_gpu_lev_kernels"
-check timeout 60 "$build/tests/gpu/ember_gpu_device_memory"
-check timeout 180 "$build/tests/gpu/ember_gpu_nccl_collectives"
-check timeout 120 "$build/bench/ember_lev_gpu_check"
+check timeout "$(budget 60)" "$build/tests/gpu/ember_gpu_lev_kernels"
+check timeout "$(budget 30)" "$build/tests/gpu/ember_gpu_device_memory"
+check timeout "$(budget 60)" "$build/tests/gpu/ember_gpu_nccl_collectives"
+check timeout "$(budget 30)" "$build/bench/ember_lev_gpu_check"
 
 work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
+trap '[ -n "${OUT:-}" ] && cp "$work"/*.out "$OUT/" 2>/dev/null; rm -rf "$work"' EXIT
 random_tokens() {  # dir vocab n_train n_val: uniform random tokens as uint32 shards
   "$py" - "$@" <<'PY'
 import sys, numpy as np
@@ -84,7 +101,7 @@ ngpu="$("$py" -c 'import torch; print(torch.cuda.device_count())')"; ranks=$(( n
 say "ember launch of the tiny model on $ranks GPU(s)$([ "$ranks" = 2 ] && echo ", data parallel over NCCL")"
 launch_smoke() {
   mkdir -p "$work/tiny" && random_tokens "$work/tiny" 256 400000 40000 || return 1
-  timeout 300 "$ember" launch -n "$ranks" -- "$ember" train -c "$here/configs/tiny.yaml" --run-dir "$work/nccl" \
+  timeout "$(budget 90)" "$ember" launch -n "$ranks" -- "$ember" train -c "$here/configs/tiny.yaml" --run-dir "$work/nccl" \
     --set "data.train=[$work/tiny/train_*.bin]" --set "data.val=[$work/tiny/val_*.bin]" \
     --set train.device=cuda --set distributed.backend=nccl --set train.steps=20 --set optim.warmup_steps=2 --set eval.every=10 \
     --set checkpoint.every=10 >"$work/nccl.out" 2>&1 || { tail -30 "$work/nccl.out"; return 1; }
@@ -103,7 +120,7 @@ big_run() {  # name vocab config...
   local sets=(--set "data.train=[$work/$name.data/train_*.bin]" --set "data.val=[$work/$name.data/val_*.bin]"
     --set train.steps="$steps" --set optim.warmup_steps=2 --set train.grad_accum=1 --set log.every=2 --set eval.every=0 --set eval.batches=2
     --set checkpoint.final=false)
-  timeout 420 "$ember" train "$@" --run-dir "$work/$name" "${sets[@]}" >"$work/$name.out" 2>&1 || { tail -20 "$work/$name.out"; return 1; }
+  timeout "$(budget 150)" "$ember" train "$@" --run-dir "$work/$name" "${sets[@]}" >"$work/$name.out" 2>&1 || { tail -20 "$work/$name.out"; return 1; }
   grep -E "parameters|memory per rank|step " "$work/$name.out" | tail -5
   "$py" - "$work/$name/metrics.jsonl" "$work/$name.out" "$name" "$peak_tflops" <<'PY' || return 1
 import json, re, statistics, sys

@@ -1,7 +1,7 @@
+#include <torch/cuda.h>
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
-#include <torch/cuda.h>
 
 #include <cstdlib>
 #include <thread>
@@ -97,7 +97,9 @@ void PendingOp::wait() {
   }
 }
 
-InProcessStore::InProcessStore() : impl(std::make_shared<Impl>()) { impl->store = c10::make_intrusive<c10d::HashStore>(); }
+InProcessStore::InProcessStore() : impl(std::make_shared<Impl>()) {
+  impl->store = c10::make_intrusive<c10d::HashStore>();
+}
 
 Communicator::Communicator(std::unique_ptr<Impl> impl, int rank, int world, std::string backend)
     : impl_(std::move(impl)), rank_(rank), world_(world), backend_name_(std::move(backend)) {}
@@ -178,8 +180,12 @@ void Communicator::broadcast(std::vector<at::Tensor> tensors, int root) {
 }
 
 void Communicator::barrier() {
-  // A one-element all-reduce: a barrier that reports a dead peer like any collective.
-  all_reduce_sum(at::zeros({1}, at::TensorOptions().device(impl_->device)));
+  // A one-element all-reduce: a barrier that reports a dead peer like any collective. Reading the
+  // result blocks the host: NCCL's wait() only orders the stream, and files written after a barrier
+  // (ZeRO-1 shards, then the seal) need every rank past it.
+  auto t = at::zeros({1}, at::TensorOptions().device(impl_->device));
+  all_reduce_sum(t);
+  (void)t.item<float>();
 }
 
 std::vector<double> Communicator::sum(std::vector<double> xs) {

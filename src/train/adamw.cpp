@@ -13,8 +13,8 @@ bool parameter_decays(const std::string& name, const at::Tensor& p, bool decay_e
 }
 
 AdamW::AdamW(const NamedParameters& params, const OptimConfig& cfg) : cfg_(cfg) {
-  for (const auto& [name, p] : params)
-    slots_.push_back({name, p, at::zeros_like(p), at::zeros_like(p), at::zeros({}, at::kFloat),
+  for (const auto& [name, p] : params)  // the fused kernel wants the step counters on the parameters' device
+    slots_.push_back({name, p, at::zeros_like(p), at::zeros_like(p), at::zeros({}, p.options().dtype(at::kFloat)),
                       parameter_decays(name, p, cfg.decay_embeddings)});
 }
 

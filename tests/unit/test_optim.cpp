@@ -138,6 +138,15 @@ TEST(AdamW, GradScaleEqualsScalingTheGradientsFirst) {
   EXPECT_GT((plain.detach() - b.detach()).abs().max().item<double>(), 1e-5);
 }
 
+TEST(AdamW, StateLivesOnTheParametersDevice) {
+  // `_fused_adamw_` checks that every tensor it is given, step counters included, shares the
+  // parameters' device: a CPU counter beside CUDA parameters fails the first step on a GPU.
+  auto w = torch::empty({3, 4}, torch::TensorOptions().device(torch::kMeta).requires_grad(true));
+  ember::AdamW opt({{"layers.0.w", w}}, OptimConfig{});
+  for (const auto& [key, t] : opt.state_tensors())
+    if (key != "__steps__") EXPECT_TRUE(t.is_meta()) << key << " is on " << t.device();
+}
+
 TEST(Clip, Coefficient) {
   EXPECT_DOUBLE_EQ(ember::clip_coefficient(5.0, 1.0), 1.0 / (5.0 + 1e-6));
   EXPECT_EQ(ember::clip_coefficient(0.5, 1.0), 1.0);  // below the limit
