@@ -63,6 +63,14 @@ class LM(torch.nn.Module):
         return F.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(), targets.reshape(-1))
 
 
+def fused_adamw(model):
+    """AdamW as ember configures it: decay on matrices but the embedding, fused kernel."""
+    decay = [p for n, p in model.named_parameters() if p.dim() >= 2 and not n.startswith("embedding")]
+    no_decay = [p for n, p in model.named_parameters() if p.dim() < 2 or n.startswith("embedding")]
+    return torch.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": no_decay, "weight_decay": 0.0}],
+                             lr=1e-4, betas=(0.9, 0.95), fused=True)
+
+
 def main():
     V, D, L, H, DFF, B, T, STEPS = (int(a) for a in sys.argv[1:9])
     bf16 = len(sys.argv) > 9 and sys.argv[9] == "bf16"
@@ -70,11 +78,7 @@ def main():
     torch.manual_seed(0)
     model = LM(V, D, L, H, DFF, T)
     forward = torch.compile(model) if compiled else model
-    decay = [p for n, p in model.named_parameters() if p.dim() >= 2 and not n.startswith("embedding")]
-    no_decay = [p for n, p in model.named_parameters() if p.dim() < 2 or n.startswith("embedding")]
-    opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1},
-                             {"params": no_decay, "weight_decay": 0.0}], lr=1e-4, betas=(0.9, 0.95),
-                            fused=True)
+    opt = fused_adamw(model)
     batch = torch.randint(0, V, (B, T + 1))
     x, y = batch[:, :T], batch[:, 1:]
 

@@ -6,6 +6,9 @@
 # (comm_wait_s), the same all-reduce measured alone (comm_allreduce_s) and the overlap fraction
 # 1 - wait / alone. Models: the tiny default (d 128, L 4) and a ~20M one (d 512, L 6).
 # With 4 ranks on a 2-core machine the cores are oversubscribed: that row measures contention.
+# Python's best alternative runs in the same rounds at 1 and 2 ranks: the same model under
+# DistributedDataParallel over Gloo, fused AdamW, eager and torch.compile (bench/reference_ddp.py
+# under torchrun; its parameter count is checked against ember's).
 # Usage: bench/run_dist.sh [BUILD_DIR] [ROUNDS] [STEPS]
 set -euo pipefail
 build="$(cd "${1:-build}" && pwd)"
@@ -28,40 +31,63 @@ eval: {every: 0, batches: 1}
 checkpoint: {every: 0}
 log: {dir: runs, name: x, every: 1}
 YAML
-declare -A shapes=([tiny]="model.d_model=128 model.n_layers=4 model.n_heads=4 model.mlp.d_ff=384"
-                   [20m]="model.d_model=512 model.n_layers=6 model.n_heads=8 model.mlp.d_ff=1536")
-for model in tiny 20m; do
-  sets=(); for kv in ${shapes[$model]}; do sets+=(--set "$kv"); done
-  for r in $(seq 1 "$rounds"); do
-    for w in 1 2 4; do
-      run="runs/${model}_w${w}_r$r"
-      "$ember" launch -n $w -- ember train -c base.yaml "${sets[@]}" --run-dir "$run" >/dev/null 2>"$run.err" \
-        || { cat "$run.err"; exit 1; }
-      "$py" - "$run" "$model" "$w" <<'PY'
-import json, statistics, sys
+declare -A shapes=([tiny]="128 4 4 384" [20m]="512 6 8 1536")  # d_model n_layers n_heads d_ff
+
+ember_run() {  # model world round -> one JSON line
+  local model=$1 w=$2 r=$3 run="runs/${1}_w${2}_r${3}" d l h f
+  read -r d l h f <<<"${shapes[$model]}"
+  "$ember" launch -n "$w" -- ember train -c base.yaml --set model.d_model=$d --set model.n_layers=$l \
+    --set model.n_heads=$h --set model.mlp.d_ff=$f --run-dir "$run" >/dev/null 2>"$run.err" \
+    || { cat "$run.err" >&2; exit 1; }
+  "$py" - "$run" "$model" "$w" <<'PY'
+import json, re, statistics, sys
 run, model, w = sys.argv[1], sys.argv[2], int(sys.argv[3])
 rows = [r for r in map(json.loads, open(f"{run}/metrics.jsonl")) if r["kind"] == "train"][5:]
 tok = statistics.median(r["tokens_per_s"] for r in rows)
 wait = statistics.median(r["comm_wait_s"] for r in rows)
 alone = rows[-1]["comm_allreduce_s"]
-print(json.dumps({"model": model, "world": w, "tokens_per_s": round(tok), "comm_wait_ms": round(1e3 * wait, 2),
-                  "comm_allreduce_ms": round(1e3 * alone, 2),
+params = int(re.search(r"\| ([0-9]+) parameters \|", open(f"{run}.err").read()).group(1))
+print(json.dumps({"impl": "ember", "model": model, "world": w, "params": params, "tokens_per_s": round(tok),
+                  "comm_wait_ms": round(1e3 * wait, 2), "comm_allreduce_ms": round(1e3 * alone, 2),
                   "overlap": round(1 - wait / alone, 2) if alone > 0 else None}))
 PY
-    done
+}
+
+python_run() {  # model world mode -> one JSON line
+  local model=$1 w=$2 mode=$3 d l h f
+  read -r d l h f <<<"${shapes[$model]}"
+  OMP_NUM_THREADS=1 "$py" -m torch.distributed.run --standalone --nproc-per-node "$w" \
+    "$here/bench/reference_ddp.py" 256 "$d" "$l" "$h" "$f" 8 256 $((steps - 5)) "$mode" 2>"py.err" \
+    | "$py" -c "import json,sys; r=json.loads(sys.stdin.read()); r['model']='$model'; print(json.dumps(r))" \
+    || { cat py.err >&2; exit 1; }
+}
+
+for model in tiny 20m; do
+  for r in $(seq 1 "$rounds"); do
+    for w in 1 2 4; do ember_run "$model" "$w" "$r"; done
+    for w in 1 2; do python_run "$model" "$w" eager; python_run "$model" "$w" compile; done
   done
 done | tee results.jsonl
 "$py" - <<'PY'
 import json, statistics
 rows = [json.loads(l) for l in open("results.jsonl")]
 for model in ["tiny", "20m"]:
-    base = [r["tokens_per_s"] for r in rows if r["model"] == model and r["world"] == 1]
+    params = {r["params"] for r in rows if r["model"] == model}
+    assert len(params) == 1, f"{model}: ember and Python models differ in size: {params}"
+    pick = lambda impl, w: [r for r in rows if r["model"] == model and r["impl"] == impl and r["world"] == w]
+    base = [r["tokens_per_s"] for r in pick("ember", 1)]
     for w in [1, 2, 4]:
-        sel = [r for r in rows if r["model"] == model and r["world"] == w]
+        sel = pick("ember", w)
         tok = [r["tokens_per_s"] for r in sel]
         speedup = [round(t / b, 2) for t, b in zip(tok, base)]
-        print(f"{model:>4} world {w}: {statistics.median(tok):>8.0f} tok/s, x{statistics.median(speedup):.2f} "
+        print(f"{model:>4} ember world {w}: {statistics.median(tok):>8.0f} tok/s, x{statistics.median(speedup):.2f} "
               f"(rounds {speedup}), comm wait {statistics.median(r['comm_wait_ms'] for r in sel):.1f} ms/step, "
               f"all-reduce alone {statistics.median(r['comm_allreduce_ms'] for r in sel):.1f} ms, overlap "
               f"{[r['overlap'] for r in sel]}")
+    for impl in ["python-ddp-eager", "python-ddp-compile"]:
+        for w in [1, 2]:
+            tok = [r["tokens_per_s"] for r in pick(impl, w)]
+            ratio = [round(e["tokens_per_s"] / t, 2) for e, t in zip(pick("ember", w), tok)]
+            print(f"{model:>4} {impl} world {w}: {statistics.median(tok):>8.0f} tok/s; ember / it "
+                  f"x{statistics.median(ratio):.2f} (rounds {ratio})")
 PY
