@@ -34,7 +34,11 @@ budget() {  # a check's own limit in seconds, cut to what is left of the deadlin
   echo $(($1 < left ? $1 : left))
 }
 failed=()  # a failing check is reported and the script goes on to the next; exit 1 at the end
-check() { "$@" || { echo "FAILED: $*"; failed+=("$1${2:+ $2}"); }; }
+check() {  # named by the program a timeout runs, else by the command and its first argument
+  local name="$1${2:+ $2}"
+  [ "$1" = timeout ] && name="$(basename "$3")"
+  "$@" || { echo "FAILED: $*"; failed+=("$name"); }
+}
 
 if [ -n "${EMBER_PYTHON:-}" ]; then py="$EMBER_PYTHON"
 elif [ -x /opt/torch/.venv/bin/python3 ]; then py=/opt/torch/.venv/bin/python3
