@@ -35,6 +35,46 @@ b = load_file("runs/split/checkpoints/step_20/model.safetensors")
 assert all(torch.equal(a[n], b[n]) for n in a)
 PY
 
+# Two "nodes" on loopback: one launcher per node (--nnodes 2 --node-rank R --master), and the same
+# job from Slurm's variables alone (two tasks on two nodes, the first host is the master); both
+# are the same 2-rank training as one node's, bit for bit.
+port=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+for node in 0 1; do
+  "$EMBER" launch -n 1 --nnodes 2 --node-rank $node --master 127.0.0.1:$port -- ember train -c base.yaml \
+    "${common[@]}" --set train.micro_batch=4 --set distributed.bucket_mb=0.05 --run-dir runs/nodes \
+    >/dev/null 2>node$node.err &
+  node_pid[$node]=$!
+done
+wait ${node_pid[0]} || { cat node0.err; fail "node 0 of a 2-node launch"; }
+wait ${node_pid[1]} || { cat node1.err; fail "node 1 of a 2-node launch"; }
+grep -q "\[rank 0\] .*distributed: 2 ranks (1 per node) over gloo from torchrun" node0.err \
+  || { cat node0.err; fail "2-node launch announces 1 rank per node"; }
+# Slurm's master port is 20000 + SLURM_JOB_ID % 10000: pick a job id whose port is free.
+slurm_job=$("$PY" -c '
+import random, socket
+while True:
+    job = random.randrange(10000)
+    try:
+        socket.create_server(("127.0.0.1", 20000 + job)).close(); print(job); break
+    except OSError: pass')
+for rank in 0 1; do
+  SLURM_PROCID=$rank SLURM_NTASKS=2 SLURM_LOCALID=0 SLURM_NTASKS_PER_NODE="1(x2)" SLURM_JOB_ID=$slurm_job \
+    SLURM_JOB_NODELIST="localhost,node2" "$EMBER" train -c base.yaml "${common[@]}" --set train.micro_batch=4 \
+    --set distributed.bucket_mb=0.05 --run-dir runs/slurm >/dev/null 2>slurm$rank.err &
+  task_pid[$rank]=$!
+done
+wait ${task_pid[0]} || { cat slurm0.err; fail "Slurm task 0"; }
+wait ${task_pid[1]} || { cat slurm1.err; fail "Slurm task 1"; }
+grep -q "distributed: 2 ranks (1 per node) over gloo from slurm" slurm0.err || { cat slurm0.err; fail "Slurm announce"; }
+"$PY" - <<'PY' || fail "a 2-node job differs from the same job on one node"
+import torch
+from safetensors.torch import load_file
+a = load_file("runs/two/checkpoints/step_20/model.safetensors")
+for run in ("nodes", "slurm"):
+    b = load_file(f"runs/{run}/checkpoints/step_20/model.safetensors")
+    assert all(torch.equal(a[n], b[n]) for n in a), run
+PY
+
 # ZeRO-1: AdamW state sharded by parameter owner; the same training as replicated state, bit for
 # bit; one optimizer shard per rank in the checkpoint; resumable at the same and at another world.
 "$EMBER" launch -n 2 -- ember train -c base.yaml "${common[@]}" --set train.micro_batch=4 --set distributed.zero=1 \
