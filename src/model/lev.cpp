@@ -22,8 +22,8 @@ void LevConfig::fields(FieldVisitor& v) {
 }
 
 void LevConfig::check(const ConfigChecker& c, const std::string& path) const {
-  c.require(!learnable_knot_scale || impl == LevImpl::reference, path + ".learnable_knot_scale",
-            "needs " + path + ".impl = reference (the fused kernels assume the fixed knot grid)");
+  c.require(!learnable_knot_scale || impl != LevImpl::fused, path + ".learnable_knot_scale",
+            "needs " + path + ".impl = reference or auto (the fused kernels assume the fixed knot grid)");
 }
 
 int64_t lev_base(int64_t vocab, int64_t k) {
@@ -69,8 +69,9 @@ LevEmbedding::LevEmbedding(int64_t vocab, int64_t dim, const LevConfig& cfg)
   const int64_t h = cfg.heads, ds = cfg.d_seed;
   if (cfg.learnable_knot_scale && cfg.impl == LevImpl::fused)
     throw ConfigError(
-        "model.embedding.lev.learnable_knot_scale needs model.embedding.lev.impl = reference "
+        "model.embedding.lev.learnable_knot_scale needs model.embedding.lev.impl = reference or auto "
         "(the fused kernels assume the fixed knot grid)");
+  if (cfg_.impl == LevImpl::automatic) cfg_.impl = cfg.learnable_knot_scale ? LevImpl::reference : LevImpl::fused;
   codebooks_ = register_parameter("codebooks", normal_parameter({cfg.k, base_, ds}, 0.02));
   seed_proj_ = register_parameter("seed_proj", normal_parameter({h, ds, ds}, 0.02));
   ln_weight_ = register_parameter("ln_weight", ones_parameter({h, ds}));
@@ -83,12 +84,12 @@ LevEmbedding::LevEmbedding(int64_t vocab, int64_t dim, const LevConfig& cfg)
 }
 
 at::Tensor LevEmbedding::squashed_seeds(const at::Tensor& ids) {
-  auto z = compositional_seed(codebooks_, ids, base_);                               // [N, d_s]
-  auto s = at::einsum("nd,hed->nhe", {z, seed_proj_});                               // W_seed_l z, [N, h, d_s]
+  auto z = compositional_seed(codebooks_, ids, base_);  // [N, d_s]
+  auto s = at::einsum("nd,hed->nhe", {z, seed_proj_});  // W_seed_l z, [N, h, d_s]
   // LayerNorm_l; on the meta device (shapes only) ATen's C++ build has no layer_norm kernel.
   auto normed = s.is_meta() ? s - s.mean(-1, true) : at::layer_norm(s, {cfg_.d_seed}, {}, {}, 1e-5);
   auto ln = normed * ln_weight_ + ln_bias_;
-  return at::sigmoid(cfg_.squash == LevSquash::sigmoid_half_ln ? 0.5 * ln : ln);     // u_l in [0, 1]^{d_s}
+  return at::sigmoid(cfg_.squash == LevSquash::sigmoid_half_ln ? 0.5 * ln : ln);  // u_l in [0, 1]^{d_s}
 }
 
 at::Tensor LevEmbedding::generate(const at::Tensor& ids) {

@@ -175,10 +175,21 @@ int64_t LanguageModel::num_embedding_parameters() const {
   return n;
 }
 
+namespace {
+
+double matrix_elements(const std::vector<torch::Tensor>& params) {
+  double n = 0;
+  for (const auto& p : params)
+    if (p.dim() >= 2) n += static_cast<double>(p.numel());
+  return n;
+}
+
+}  // namespace
+
 double LanguageModel::train_flops_per_token(int64_t seq_len) const {
-  // Every parameter except the input lookup is a matmul weight used once per token; a tied
-  // table is also the head's matmul weight.
-  double matmul_params = static_cast<double>(num_parameters() - num_embedding_parameters());
+  // Every matrix but the input lookup's is a matmul weight used once per token (norm gains and
+  // biases are not, as in Block::forward_flops_per_token); a tied table is also the head's weight.
+  double matmul_params = matrix_elements(parameters()) - matrix_elements(embedding_->parameters());
   matmul_params += static_cast<double>(head_weight().numel()) * (head_.defined() ? 0 : 1);
   double attention = 0;
   for (const auto& b : blocks_) attention += static_cast<double>(b->mixer().extra_flops_per_token(seq_len));

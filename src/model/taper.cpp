@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 
@@ -77,8 +78,10 @@ std::vector<int64_t> taper_widths(const TaperConfig& cfg, int64_t L, int64_t d_b
   std::vector<int64_t> w(static_cast<size_t>(L), d_base);  // an odd middle layer keeps d_base
   for (int64_t l = 0; l < L / 2; ++l) {
     const double t = static_cast<double>(l) / static_cast<double>(L - 1);
-    // The first width is pinned to round(start d_base), the interior rounded to a multiple of q.
-    w[l] = l == 0 ? std::llround(d_start) : round_to(d_end + (d_start - d_end) * taper_profile(cfg, t), q);
+    // The first width is pinned to round(start d_base), the interior rounded to a multiple of q
+    // but never above the layer before (a pinned end off the grid could round its neighbour up).
+    w[l] = l == 0 ? std::llround(d_start)
+                  : std::min(round_to(d_end + (d_start - d_end) * taper_profile(cfg, t), q), w[l - 1]);
     w[L - 1 - l] = 2 * d_base - w[l];  // pairing keeps the budget exact: the last is round(end d_base)
   }
   check_positive(w, cfg);

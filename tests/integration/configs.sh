@@ -33,7 +33,7 @@ for path, v in leaves(d):
 assert n > 50, n
 PY
 "$EMBER" config -c resolved.yaml >again.yaml && cmp resolved.yaml again.yaml || fail "the resolved config does not round-trip"
-for scale in cpu:0 440m:439.6 760m:766.8 1.3b:1308.7; do
+for scale in cpu:0 440m:439.7 760m:766.8 1.3b:1308.7; do
   name=${scale%%:*}; want=${scale#*:}
   for overlay in uniform linear cosine sigmoid wider_early wider_middle wider_late; do
     "$EMBER" inspect -c "$CONFIGS/tapered/$name.yaml" "$CONFIGS/tapered/$overlay.yaml" --json >"$name.$overlay.json" \

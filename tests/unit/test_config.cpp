@@ -173,11 +173,13 @@ TEST(Config, KindChoicesComeFromTheRegistries) {
   const auto embeddings = ember::embedding_kind_names();
   const auto mixers = ember::mixer_kind_names();
   EXPECT_EQ(embeddings, (std::vector<std::string>{"tied", "untied", "albert", "flat_mlp", "factored_mlp", "lev"}));
-  EXPECT_EQ(mixers, (std::vector<std::string>{"attention", "gated_attention", "short_conv", "titans", "hope_attention"}));
+  EXPECT_EQ(mixers,
+            (std::vector<std::string>{"attention", "gated_attention", "short_conv", "titans", "hope_attention"}));
   for (const auto& kind : embeddings) EXPECT_NO_THROW(ember::load_config({}, {"model.embedding.kind=" + kind})) << kind;
   for (const auto& kind : mixers) EXPECT_NO_THROW(ember::load_config({}, {"model.mixer.kind=" + kind})) << kind;
   auto msg = error_of({}, {"model.mixer.kind=gated"});
-  EXPECT_NE(msg.find("expected one of attention | gated_attention | short_conv | titans | hope_attention, got 'gated'"), std::string::npos)
+  EXPECT_NE(msg.find("expected one of attention | gated_attention | short_conv | titans | hope_attention, got 'gated'"),
+            std::string::npos)
       << msg;
 }
 
@@ -189,10 +191,12 @@ TEST(Config, MovedKeysSayWhereTheyWent) {
   msg = error_of({}, {"model.mixer.gated_atention.gate=headwise"});
   EXPECT_NE(msg.find("did you mean 'model.mixer.gated_attention'"), std::string::npos) << msg;
   msg = error_of({}, {"model.embedding.lev.impl=fast"});
-  EXPECT_NE(msg.find("model.embedding.lev.impl: expected one of fused | reference, got 'fast'"), std::string::npos)
+  EXPECT_NE(msg.find("model.embedding.lev.impl: expected one of auto | fused | reference, got 'fast'"),
+            std::string::npos)
       << msg;
-  msg = error_of({}, {"model.embedding.kind=lev", "model.embedding.lev.learnable_knot_scale=true"});
-  EXPECT_NE(msg.find("model.embedding.lev.learnable_knot_scale: needs model.embedding.lev.impl = reference"),
+  msg = error_of({}, {"model.embedding.kind=lev", "model.embedding.lev.learnable_knot_scale=true",
+                      "model.embedding.lev.impl=fused"});
+  EXPECT_NE(msg.find("model.embedding.lev.learnable_knot_scale: needs model.embedding.lev.impl = reference or auto"),
             std::string::npos)
       << msg;
 }
@@ -226,8 +230,8 @@ TEST(Config, FloatsAreWrittenSoYaml11ReadersSeeNumbers) {
 }
 
 TEST(Config, DistributedKeysAreReadAndCheckedByName) {
-  Config c = ember::load_config({}, {"distributed.backend=gloo", "distributed.bucket_mb=4", "distributed.grad_comm=bf16",
-                                     "distributed.timeout_s=30"});
+  Config c = ember::load_config({}, {"distributed.backend=gloo", "distributed.bucket_mb=4",
+                                     "distributed.grad_comm=bf16", "distributed.timeout_s=30"});
   EXPECT_EQ(c.distributed.backend, ember::Backend::gloo);
   EXPECT_EQ(c.distributed.bucket_bytes(), 4 * 1024 * 1024);
   EXPECT_EQ(c.distributed.grad_comm, ember::GradComm::bf16);

@@ -9,6 +9,7 @@
 #include "ember/model/lev.h"
 #include "ember/model/lm.h"
 #include "ember/train/adamw.h"
+#include "ember/util/error.h"
 #include "kernels/lev_spline.h"
 #include "kernels/lev_spline_math.h"
 
@@ -196,6 +197,28 @@ TEST(Lev, FusedModuleEqualsReferenceModule) {
   auto fused = lev.forward(ids);
   lev.set_impl(ember::LevImpl::reference);
   EXPECT_LT((fused - lev.forward(ids)).abs().max().item<double>(), 1e-5 * fused.abs().max().item<double>());
+}
+
+// impl: auto (the default) runs the fused kernels on the fixed grid and the reference ops when the
+// knot scale is learnable, so flipping only learnable_knot_scale trains the scale.
+TEST(Lev, AutoImplIsFusedOnTheFixedGridAndReferenceWithALearnableKnotScale) {
+  auto ids = torch::randint(0, 300, {2, 7}, torch::kLong);
+  auto make = [](ember::LevImpl impl, bool learnable) {
+    auto c = small_lev();
+    c.impl = impl, c.learnable_knot_scale = learnable;
+    torch::manual_seed(8);
+    return ember::LevEmbedding(300, 16, c);
+  };
+  using ember::LevImpl;
+  EXPECT_TRUE(torch::equal(make(LevImpl::automatic, false).forward(ids), make(LevImpl::fused, false).forward(ids)));
+  auto learnable = make(LevImpl::automatic, true);
+  auto out = learnable.forward(ids);
+  EXPECT_TRUE(torch::equal(out, make(LevImpl::reference, true).forward(ids)));
+  out.square().sum().backward();
+  auto scale = learnable.named_parameters()["knot_scale"];
+  ASSERT_TRUE(scale.grad().defined());
+  EXPECT_GT(scale.grad().abs().max().item<double>(), 0.0);
+  EXPECT_THROW(make(LevImpl::fused, true), ember::ConfigError);
 }
 
 TEST(Lev, ProductStaysFiniteForDefaultSeedWidth) {

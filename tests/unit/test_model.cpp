@@ -35,6 +35,15 @@ int64_t closed_form_params(const ModelConfig& c) {
   return tables * c.vocab_size * d + c.n_layers * per_layer + d;  // + final norm
 }
 
+// Training FLOPs per token: 6 per matmul weight element (the head included, the input lookup not;
+// norm gains are no matmul) plus 3 x the attention's QK^T and PV (2 matmuls x 2 d T forward).
+double closed_form_train_flops(const ModelConfig& c, int64_t T) {
+  const int64_t d = c.d_model, dh = c.head_dim();
+  const int64_t attn = d * c.n_heads * dh + 2 * d * c.kv_heads() * dh + c.n_heads * dh * d;
+  const int64_t weights = c.n_layers * (attn + 3 * d * c.mlp.d_ff) + c.vocab_size * d;
+  return 6.0 * static_cast<double>(weights) + 3.0 * static_cast<double>(c.n_layers * 4 * c.n_heads * dh * T);
+}
+
 }  // namespace
 
 TEST(Model, LogitShape) {
@@ -45,7 +54,7 @@ TEST(Model, LogitShape) {
   EXPECT_EQ(m.loss(ids, ids).dim(), 0);
 }
 
-TEST(Model, ParameterCountMatchesClosedForm) {
+TEST(Model, ParameterCountAndTrainFlopsMatchClosedForm) {
   for (std::string kind : {"tied", "untied"}) {
     for (int64_t kv : {0, 2}) {
       ModelConfig c = small_config();
@@ -53,6 +62,7 @@ TEST(Model, ParameterCountMatchesClosedForm) {
       c.n_kv_heads = kv;
       LanguageModel m(c);
       EXPECT_EQ(m.num_parameters(), closed_form_params(c)) << kind << " kv=" << kv;
+      EXPECT_EQ(m.train_flops_per_token(24), closed_form_train_flops(c, 24)) << kind << " kv=" << kv;
     }
   }
 }
@@ -87,8 +97,10 @@ TEST(Model, TiedTableGradientIsDenseAndExact) {
     auto s = torch::randn({4, 11}, torch::kDouble);
     auto backward = [&] {
       at::Tensor lookup, head;
-      if (lookup_first) head = (at::linear(h, w) * s).sum(), lookup = (table.forward(ids) * r).sum();
-      else lookup = (table.forward(ids) * r).sum(), head = (at::linear(h, w) * s).sum();
+      if (lookup_first)
+        head = (at::linear(h, w) * s).sum(), lookup = (table.forward(ids) * r).sum();
+      else
+        lookup = (table.forward(ids) * r).sum(), head = (at::linear(h, w) * s).sum();
       (lookup + head).backward();
     };
     backward();
@@ -321,9 +333,9 @@ TEST(Model, UnknownKindsAreErrorsThatListTheKinds) {
     LanguageModel m(c);
     FAIL() << "unknown mixer kind accepted";
   } catch (const ember::ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find(
-                  "model.mixer.kind: unknown kind 'atention' (kinds: attention, gated_attention, short_conv, titans, hope_attention) "
-                  "(did you mean 'attention'?)"),
+    EXPECT_NE(std::string(e.what()).find("model.mixer.kind: unknown kind 'atention' (kinds: attention, "
+                                         "gated_attention, short_conv, titans, hope_attention) "
+                                         "(did you mean 'attention'?)"),
               std::string::npos)
         << e.what();
   }

@@ -70,6 +70,29 @@ TEST(Taper, BudgetExactAndMonotoneForEveryScheduleAndParity) {
   }
 }
 
+// A pinned end off the q grid (1.25 x 1392 = 1740 with q = 16; 1.25 x 2816 = 3520 with q = 256)
+// once let its neighbour round above it (1744, 3584), so widths rose with depth at both ends.
+TEST(Taper, MonotoneWhenThePinnedEndsAreOffTheGrid) {
+  struct Case {
+    int64_t d_base, q;
+  };
+  for (auto [d_base, q] : {Case{1392, 16}, Case{2816, 256}, Case{3840, 128}}) {
+    for (std::string s : {"linear", "cosine", "sigmoid"}) {
+      for (double start : {1.25, 1.375, 1.625}) {
+        auto t = schedule(s);
+        t.start = start, t.end = 2 - start, t.multiple_of = q;
+        for (int64_t L : {12, 21, 24, 48}) {
+          auto w = ember::taper_widths(t, L, d_base);
+          EXPECT_EQ(w.front(), std::llround(start * d_base));
+          EXPECT_EQ(sum(w), L * d_base) << s << " L=" << L;
+          for (size_t l = 1; l < w.size(); ++l)
+            EXPECT_LE(w[l], w[l - 1]) << s << " start=" << start << " L=" << L << " q=" << q << " l=" << l;
+        }
+      }
+    }
+  }
+}
+
 TEST(Taper, GroupAllocations) {
   auto t = schedule("groups");
   EXPECT_EQ(ember::taper_widths(t, 6, 512), (std::vector<int64_t>{768, 768, 512, 512, 256, 256}));

@@ -13,9 +13,11 @@ inline std::span<const EnumName<LevSquash>> enum_names(LevSquash) {
                                                   {LevSquash::sigmoid_ln, "sigmoid_ln"}};
   return names;
 }
-enum class LevImpl { fused, reference };  // fused CPU/CUDA kernels | plain ATen ops
+// fused CPU/CUDA kernels | plain ATen ops | fused unless the knot scale is learnable
+enum class LevImpl { fused, reference, automatic };
 inline std::span<const EnumName<LevImpl>> enum_names(LevImpl) {
-  static constexpr EnumName<LevImpl> names[] = {{LevImpl::fused, "fused"}, {LevImpl::reference, "reference"}};
+  static constexpr EnumName<LevImpl> names[] = {
+      {LevImpl::automatic, "auto"}, {LevImpl::fused, "fused"}, {LevImpl::reference, "reference"}};
   return names;
 }
 
@@ -30,7 +32,7 @@ struct LevConfig {
   LevSquash squash = LevSquash::sigmoid_half_ln;  // sigmoid(0.5 LN(.)) | sigmoid(LN(.))
   bool normalize_basis = true;
   bool learnable_knot_scale = false;
-  LevImpl impl = LevImpl::fused;
+  LevImpl impl = LevImpl::automatic;
 
   void fields(FieldVisitor& v);
   void check(const ConfigChecker& c, const std::string& path) const;
