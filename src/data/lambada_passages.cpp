@@ -3,14 +3,24 @@
 #include <cctype>
 #include <set>
 #include <sstream>
+#include <string_view>
+
+#include "ember/data/pretokenizer.h"
 
 namespace ember {
 
 namespace {
 
 bool is_space(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }
-bool is_closer(char c) { return c == '"' || c == '\'' || c == ')' || c == ']' || c == '}'; }
-bool is_letter(unsigned char c) { return std::isalpha(c) || c >= 0x80; }  // UTF-8 letters count
+
+// Bytes of the closing quote or bracket at text[i] (0: none): ASCII " ' ) ] } and the typographic
+// ” ’ » ›, which may follow a sentence's final . ! ?
+size_t closer_at(const std::string& text, size_t i) {
+  static const char* const closers[] = {"\"", "'", ")", "]", "}", "\u201d", "\u2019", "\u00bb", "\u203a"};
+  for (const char* c : closers)
+    if (text.compare(i, std::char_traits<char>::length(c), c) == 0) return std::char_traits<char>::length(c);
+  return 0;
+}
 
 std::vector<std::string> words_of(const std::string& s) {
   std::istringstream in(s);
@@ -19,16 +29,35 @@ std::vector<std::string> words_of(const std::string& s) {
   return out;
 }
 
+// Where a word's letters (Unicode letters and marks) begin and end, and whether they are one run:
+// "“Harry.”" -> [3, 8), one run; "don't" -> two runs.
+struct LetterCore {
+  size_t begin = 0, end = 0;
+  bool one_run = false;
+};
+LetterCore letter_core(const std::string& w) {
+  static const PreTokenizer runs(R"([\p{L}\p{M}]+|[^\p{L}\p{M}]+)");
+  static const PreTokenizer letters(R"([\p{L}\p{M}]+)");
+  LetterCore core;
+  int letter_runs = 0;
+  size_t at = 0;
+  runs.split(w, [&](std::string_view piece) {
+    if (letters.full_match(piece)) {
+      if (letter_runs++ == 0) core.begin = at;
+      core.end = at + piece.size();
+    }
+    at += piece.size();
+  });
+  core.one_run = letter_runs == 1;
+  return core;
+}
+
 // The word without surrounding punctuation, lower-cased (ASCII); empty unless it is all letters.
 std::string bare_word(const std::string& w) {
-  size_t a = 0, b = w.size();
-  while (a < b && !is_letter(static_cast<unsigned char>(w[a]))) ++a;
-  while (b > a && !is_letter(static_cast<unsigned char>(w[b - 1]))) --b;
-  std::string out;
-  for (size_t i = a; i < b; ++i) {
-    if (!is_letter(static_cast<unsigned char>(w[i]))) return {};
-    out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(w[i]))));
-  }
+  const auto core = letter_core(w);
+  if (!core.one_run) return {};
+  std::string out = w.substr(core.begin, core.end - core.begin);
+  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
 }
 
@@ -37,14 +66,12 @@ bool make_item(const std::vector<std::string>& sentences, const LambadaBuildOpti
   std::string joined;
   for (const auto& s : sentences) joined += (joined.empty() ? "" : " ") + s;
   const auto words = words_of(joined);
-  if (static_cast<int64_t>(words.size()) < o.min_words || static_cast<int64_t>(words.size()) > o.max_words) return false;
+  if (static_cast<int64_t>(words.size()) < o.min_words || static_cast<int64_t>(words.size()) > o.max_words)
+    return false;
   const std::string& last = words.back();
   const std::string target = bare_word(last);
   if (target.size() < 3) return false;
-  size_t end = last.size();  // cut the trailing punctuation: the text ends with the target
-  while (end > 0 && !is_letter(static_cast<unsigned char>(last[end - 1]))) --end;
-  size_t begin = 0;
-  while (begin < end && !is_letter(static_cast<unsigned char>(last[begin]))) ++begin;
+  const auto core = letter_core(last);  // cut the trailing punctuation: the text ends with the target
   if (o.require_in_context) {
     std::set<std::string> seen;
     for (size_t i = 0; i + 1 < words.size(); ++i) seen.insert(bare_word(words[i]));
@@ -52,7 +79,8 @@ bool make_item(const std::vector<std::string>& sentences, const LambadaBuildOpti
   }
   std::string context;
   for (size_t i = 0; i + 1 < words.size(); ++i) context += (context.empty() ? "" : " ") + words[i];
-  out = {context + " " + last.substr(0, end), last.substr(begin, end - begin)};
+  // An opening quote stays: eval scores the text's whole last word, so the target is that word.
+  out = {context + " " + last.substr(0, core.end), last.substr(0, core.end)};
   return true;
 }
 
@@ -70,7 +98,7 @@ std::vector<std::string> split_sentences(const std::string& text) {
     current.push_back(c);
     if (c != '.' && c != '!' && c != '?') continue;
     size_t j = i + 1;
-    while (j < text.size() && is_closer(text[j])) current.push_back(text[j++]);
+    for (size_t n; j < text.size() && (n = closer_at(text, j)) > 0; j += n) current.append(text, j, n);
     i = j - 1;
     if (j < text.size() && !is_space(text[j])) continue;  // "3.5", "e.g.x": not an end
     out.push_back(current);

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <numeric>
 #include <random>
 
@@ -55,6 +56,21 @@ at::Tensor BatchLoader::next() {
     const int64_t row = slot - opt_.rank * B;
     if (row >= 0 && row < B) shards_[w.shard]->copy(w.offset, T + 1, data + row * (T + 1));
   }
+  return out;
+}
+
+at::Tensor BatchLoader::next_in_epoch() {
+  const int64_t B = opt_.batch, T = opt_.seq_len;
+  const int64_t left = std::min(windows_per_step(), windows_per_epoch() - state_.cursor);
+  const int64_t first = opt_.rank * B;  // this rank's slots: [first, first + B) of the step's
+  const int64_t rows = std::clamp<int64_t>(left - first, 0, B);
+  auto out = at::empty({rows, T + 1}, at::kLong);
+  int64_t* data = out.data_ptr<int64_t>();
+  for (int64_t row = 0; row < rows; ++row) {
+    const Window& w = window_at(state_.cursor + first + row);
+    shards_[w.shard]->copy(w.offset, T + 1, data + row * (T + 1));
+  }
+  state_.cursor += left;
   return out;
 }
 

@@ -112,6 +112,16 @@ void PreTokenizer::split(std::string_view text, const std::function<void(std::st
   }
 }
 
+bool PreTokenizer::full_match(std::string_view text) const {
+  if (valid_utf8_prefix(text) != text.size()) return false;
+  MatchState& st = match_state();
+  const int rc = pcre2_match(impl_->code, reinterpret_cast<PCRE2_SPTR>(text.data()), text.size(), 0,
+                             PCRE2_ANCHORED | PCRE2_ENDANCHORED | PCRE2_NO_UTF_CHECK, st.data, st.context);
+  if (rc < 0 && rc != PCRE2_ERROR_NOMATCH)
+    throw Error("tokenizer: regex match failed (PCRE2 error " + std::to_string(rc) + ")");
+  return rc >= 0;
+}
+
 void PreTokenizer::split_valid(std::string_view text, const std::function<void(std::string_view)>& on_piece) const {
   MatchState& st = match_state();
   const auto* subject = reinterpret_cast<PCRE2_SPTR>(text.data());

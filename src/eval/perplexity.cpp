@@ -11,13 +11,14 @@ void for_each_eval_batch(BatchLoader& loader, int64_t batches, at::Device device
   at::NoGradGuard no_grad;
   const auto saved = loader.state();
   loader.restore(LoaderState{});
-  if (batches == 0) {
-    const int64_t per_batch = loader.next().size(0);
-    loader.restore(LoaderState{});
-    batches = std::max<int64_t>(1, loader.windows_per_epoch() / per_batch);
-  }
-  for (int64_t b = 0; b < batches; ++b) {
-    auto batch = loader.next().to(device);
+  // One pass at most: every window once, the last step possibly partial; never wrapping around.
+  const int64_t per_step = loader.windows_per_step();
+  const int64_t pass = (loader.windows_per_epoch() + per_step - 1) / per_step;
+  const int64_t steps = batches == 0 ? pass : std::min(batches, pass);
+  for (int64_t b = 0; b < steps; ++b) {
+    auto batch = loader.next_in_epoch();
+    if (batch.size(0) == 0) continue;  // this rank's slice of a short last step
+    batch = batch.to(device);
     fn(batch.narrow(1, 0, batch.size(1) - 1), batch.narrow(1, 1, batch.size(1) - 1));
   }
   loader.restore(saved);
@@ -32,7 +33,7 @@ EvalResult evaluate_perplexity(LanguageModel& model, BatchLoader& loader, int64_
     total += model.loss(x, y).item<double>() * static_cast<double>(y.numel());
     r.tokens += y.numel();
   });
-  r.loss = total / static_cast<double>(r.tokens);
+  r.loss = r.tokens > 0 ? total / static_cast<double>(r.tokens) : 0.0;  // a rank may get no rows
   r.perplexity = std::exp(r.loss);
   return r;
 }

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <fstream>
@@ -12,6 +13,13 @@ namespace ember {
 namespace {
 
 bool is_space(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }
+
+// Characters as Python's len() counts them: UTF-8 code points (every byte not a continuation byte).
+size_t code_points(const std::string& text) {
+  size_t n = 0;
+  for (char c : text) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  return n;
+}
 
 // Lines of a file with their 1-based numbers, blank lines skipped.
 std::vector<std::pair<int64_t, std::string>> lines_of(const std::string& path) {
@@ -57,8 +65,9 @@ std::vector<ContinuationScore> score_continuations(LanguageModel& model, const s
   auto check_ids = [vocab](const std::vector<uint32_t>& ids) {
     for (uint32_t id : ids)
       if (id >= vocab)
-        throw UsageError("a task's text encodes to token id " + std::to_string(id) + ", outside the model's vocabulary of " +
-                         std::to_string(vocab) + " (was the run trained on text with this tokenizer?)");
+        throw UsageError("a task's text encodes to token id " + std::to_string(id) +
+                         ", outside the model's vocabulary of " + std::to_string(vocab) +
+                         " (was the run trained on text with this tokenizer?)");
   };
   check_ids(context);
   for (const auto& cont : continuations) check_ids(cont);
@@ -77,7 +86,9 @@ std::vector<ContinuationScore> score_continuations(LanguageModel& model, const s
   }
   auto ids = at::zeros({static_cast<int64_t>(seqs.size()), longest + 1}, at::kLong);
   for (size_t b = 0; b < seqs.size(); ++b)
-    ids[static_cast<int64_t>(b)].narrow(0, 0, static_cast<int64_t>(seqs[b].size())).copy_(at::tensor(seqs[b], at::kLong));
+    ids[static_cast<int64_t>(b)]
+        .narrow(0, 0, static_cast<int64_t>(seqs[b].size()))
+        .copy_(at::tensor(seqs[b], at::kLong));
   at::NoGradGuard no_grad;
   auto logp = at::log_softmax(model.forward(ids.narrow(1, 0, longest).to(device)).to(at::kDouble), -1).cpu();
   std::vector<ContinuationScore> out;
@@ -95,6 +106,18 @@ std::vector<ContinuationScore> score_continuations(LanguageModel& model, const s
   return out;
 }
 
+std::pair<std::vector<uint32_t>, std::vector<uint32_t>> encode_request(const TextEncoder& encoder, std::string context,
+                                                                       std::string continuation) {
+  size_t keep = context.size();
+  while (keep > 0 && is_space(context[keep - 1])) --keep;
+  continuation.insert(0, context, keep);
+  context.resize(keep);
+  auto context_ids = encoder.encode(context);
+  auto whole = encoder.encode(context + continuation);
+  const size_t cut = std::min(context_ids.size(), whole.size());
+  return {std::move(context_ids), std::vector<uint32_t>(whole.begin() + static_cast<std::ptrdiff_t>(cut), whole.end())};
+}
+
 std::vector<ChoiceItem> read_choice_items(const std::string& path) {
   std::vector<ChoiceItem> items;
   for (const auto& [n, line] : lines_of(path)) {
@@ -103,10 +126,13 @@ std::vector<ChoiceItem> read_choice_items(const std::string& path) {
     ChoiceItem item;
     item.context = field(j, {"context", "ctx"}, where).get<std::string>();
     const auto& endings = field(j, {"endings", "choices"}, where);
-    if (!endings.is_array() || endings.size() < 2) throw UsageError(where + ": \"endings\" must list at least 2 endings");
+    if (!endings.is_array() || endings.size() < 2)
+      throw UsageError(where + ": \"endings\" must list at least 2 endings");
     for (const auto& e : endings) {
       auto text = e.get<std::string>();
-      const bool joined = !item.context.empty() && !is_space(item.context.back()) && !text.empty() && !is_space(text[0]);
+      const bool joined =
+          !item.context.empty() && !is_space(item.context.back()) && !text.empty() && !is_space(text[0]);
+      item.ending_chars.push_back(code_points(text));
       item.endings.push_back(joined ? " " + text : text);
     }
     item.label = label_of(field(j, {"label"}, where), where);
@@ -118,9 +144,9 @@ std::vector<ChoiceItem> read_choice_items(const std::string& path) {
   return items;
 }
 
-void ChoiceTally::add(const std::vector<double>& logprobs, const std::vector<size_t>& ending_bytes, int64_t label) {
+void ChoiceTally::add(const std::vector<double>& logprobs, const std::vector<size_t>& ending_chars, int64_t label) {
   size_t best = 0, best_norm = 0;
-  auto norm = [&](size_t i) { return logprobs[i] / static_cast<double>(std::max<size_t>(ending_bytes[i], 1)); };
+  auto norm = [&](size_t i) { return logprobs[i] / static_cast<double>(std::max<size_t>(ending_chars[i], 1)); };
   for (size_t i = 1; i < logprobs.size(); ++i) {
     if (logprobs[i] > logprobs[best]) best = i;
     if (norm(i) > norm(best_norm)) best_norm = i;
@@ -152,22 +178,25 @@ ChoiceTally score_choice_task(LanguageModel& model, const TextEncoder& encoder, 
                               at::Device device) {
   ChoiceTally tally;
   for (const auto& item : items) {
+    std::vector<uint32_t> context;
     std::vector<std::vector<uint32_t>> endings;
-    std::vector<size_t> bytes;
-    for (const auto& e : item.endings) endings.push_back(encoder.encode(e)), bytes.push_back(e.size());
+    for (const auto& e : item.endings) {
+      auto [ctx, ending] = encode_request(encoder, item.context, e);
+      context = std::move(ctx), endings.push_back(std::move(ending));
+    }
     std::vector<double> logprobs;
-    for (const auto& s : score_continuations(model, encoder.encode(item.context), endings, device))
-      logprobs.push_back(s.logprob);
-    tally.add(logprobs, bytes, item.label);
+    for (const auto& s : score_continuations(model, context, endings, device)) logprobs.push_back(s.logprob);
+    tally.add(logprobs, item.ending_chars, item.label);
   }
   return tally;
 }
 
-LambadaTally score_lambada_task(LanguageModel& model, const TextEncoder& encoder,
-                                const std::vector<LambadaItem>& items, at::Device device) {
+LambadaTally score_lambada_task(LanguageModel& model, const TextEncoder& encoder, const std::vector<LambadaItem>& items,
+                                at::Device device) {
   LambadaTally tally;
   for (const auto& item : items) {
-    const auto s = score_continuations(model, encoder.encode(item.context), {encoder.encode(item.target)}, device).front();
+    const auto [context, target] = encode_request(encoder, item.context, item.target);
+    const auto s = score_continuations(model, context, {target}, device).front();
     ++tally.items;
     tally.correct += s.greedy;
     tally.negative_logprob -= s.logprob;

@@ -4,10 +4,27 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "ember/data/shard.h"
 #include "ember/eval/frequency_buckets.h"
+#include "ember/eval/perplexity.h"
 #include "ember/util/error.h"
+#include "scratch.h"
 
 using ember::BucketTally;
+
+namespace {
+
+// A one-layer float64 model over 40 ids, seeded.
+std::unique_ptr<ember::LanguageModel> tiny_double_model(uint64_t seed) {
+  ember::ModelConfig c;
+  c.vocab_size = 40, c.d_model = 16, c.n_layers = 1, c.n_heads = 2, c.max_seq_len = 16, c.mlp.d_ff = 32;
+  torch::manual_seed(seed);
+  auto m = std::make_unique<ember::LanguageModel>(c);
+  m->to(torch::kDouble);
+  return m;
+}
+
+}  // namespace
 
 TEST(FrequencyBuckets, TokensLandInTheBucketOfTheirTrainingFrequency) {
   // 10^7 training tokens: id 0 never seen, id 1 at 1e-7, id 2 at 1e-6, id 3 at 5e-5, id 4 the rest.
@@ -46,11 +63,8 @@ TEST(FrequencyBuckets, EmptyBucketsMergeAndTheBucketsAddUpToTheWhole) {
 }
 
 TEST(FrequencyBuckets, PerTokenLossesAverageToTheModelsLossAndTheEvaluationAddsUp) {
-  ember::ModelConfig c;
-  c.vocab_size = 40, c.d_model = 16, c.n_layers = 1, c.n_heads = 2, c.max_seq_len = 16, c.mlp.d_ff = 32;
-  torch::manual_seed(3);
-  ember::LanguageModel m(c);
-  m.to(torch::kDouble);
+  auto model = tiny_double_model(3);
+  auto& m = *model;
   torch::NoGradGuard no_grad;
   auto ids = torch::randint(0, 40, {3, 9}, torch::kLong), targets = torch::randint(0, 40, {3, 9}, torch::kLong);
   const auto per_token = m.token_losses(ids, targets);
@@ -67,4 +81,35 @@ TEST(FrequencyBuckets, EdgesMustIncreaseStrictlyInsideZeroOne) {
   EXPECT_THROW(ember::check_bucket_edges({1e-4, 1e-4}), ember::UsageError);
   EXPECT_THROW(ember::check_bucket_edges({0.0, 1e-4}), ember::UsageError);
   EXPECT_THROW(ember::check_bucket_edges({1e-4, 1.0}), ember::UsageError);
+}
+
+// A full evaluation pass scores every window exactly once: 7 windows in batches of 3 are 3 + 3 + 1
+// (the last partial, not dropped), and asking for more batches than one pass holds does not wrap
+// around to count windows twice. Reference: each window's loss on its own, token-weighted.
+TEST(Perplexity, AFullPassScoresEveryWindowOnce) {
+  auto model = tiny_double_model(4);
+  auto& m = *model;
+  const int64_t T = 5, windows = 7;
+  std::vector<uint32_t> tokens(static_cast<size_t>(T * windows + 1));
+  for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = static_cast<uint32_t>((i * 7 + i / 3) % 40);
+  const auto dir = ember::testing::scratch_dir("eval", "full_pass");
+  ember::write_shard(dir / "val.bin", tokens);
+  ember::LoaderOptions o;
+  o.batch = 3, o.seq_len = T, o.shuffle = false;
+  ember::BatchLoader loader({dir / "val.bin"}, o);
+  double total = 0;
+  {
+    torch::NoGradGuard no_grad;
+    auto all = torch::tensor(std::vector<int64_t>(tokens.begin(), tokens.end()));
+    for (int64_t w = 0; w < windows; ++w) {
+      auto win = all.narrow(0, w * T, T + 1).unsqueeze(0);
+      total += m.loss(win.narrow(1, 0, T), win.narrow(1, 1, T)).item<double>() * T;
+    }
+  }
+  for (int64_t batches : {0, 3, 10}) {
+    const auto r = ember::evaluate_perplexity(m, loader, batches, torch::kCPU, false);
+    EXPECT_EQ(r.tokens, windows * T) << batches;
+    EXPECT_NEAR(r.loss, total / static_cast<double>(windows * T), 1e-12) << batches;
+  }
+  EXPECT_EQ(ember::evaluate_perplexity(m, loader, 1, torch::kCPU, false).tokens, 3 * T);
 }

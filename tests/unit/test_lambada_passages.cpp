@@ -42,7 +42,7 @@ TEST(LambadaPassages, AnyFinalWordOfThreeLettersWithoutTheFilter) {
 }
 
 TEST(LambadaPassages, LengthLimits) {
-  EXPECT_TRUE(ember::lambada_passages(kStory, words(30, 40)).empty());  // the story has 22 words
+  EXPECT_TRUE(ember::lambada_passages(kStory, words(30, 40)).empty());       // the story has 22 words
   EXPECT_TRUE(ember::lambada_passages(kStory, words(6, 7, false)).empty());  // no sentence run fits 6-7
 }
 
@@ -54,4 +54,22 @@ TEST(LambadaPassages, ItemsReadBackAsContextAndTarget) {
   ASSERT_EQ(items.size(), 1u);
   EXPECT_EQ(items[0].target, " Anna");
   EXPECT_EQ(items[0].context + items[0].target, p[0].text);
+}
+
+// Typographic quotes and dashes are punctuation, not letters: a passage ending in dialogue keeps its
+// target, sentences end before a closing ” or ’, and an opening quote stays with the target, which
+// is then exactly the text's last word (what eval scores).
+TEST(LambadaPassages, TypographicPunctuationIsNotPartOfTheWord) {
+  const auto s = ember::split_sentences("He said \u201cgo.\u201d She went\u2019s way. \u00abNon!\u00bb Fin");
+  const std::vector<std::string> want = {"He said \u201cgo.\u201d", "She went\u2019s way.", "\u00abNon!\u00bb", "Fin"};
+  EXPECT_EQ(s, want);
+  const std::string story = "Harry met Ron at the gate. Then he said goodbye to \u201cHarry.\u201d";
+  const auto p = ember::lambada_passages(story, words(5, 20));
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].text, "Harry met Ron at the gate. Then he said goodbye to \u201cHarry");
+  EXPECT_EQ(p[0].target, "\u201cHarry");
+  const auto dash = ember::lambada_passages("The caf\u00e9 was near. We walked to the caf\u00e9\u2014", words(5, 20));
+  ASSERT_EQ(dash.size(), 1u);  // letters beyond ASCII still count as letters
+  EXPECT_EQ(dash[0].target, "caf\u00e9");
+  EXPECT_TRUE(ember::lambada_passages("Anna and Bob ran. They ran to don\u2019t.", words(6, 20, false)).empty());
 }

@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "ember/data/bpe_trainer.h"
+#include "ember/data/tokenizer.h"
+#include "ember/data/tokenizer_presets.h"
 #include "ember/eval/task_scoring.h"
 #include "ember/util/error.h"
 #include "scratch.h"
@@ -67,7 +70,8 @@ TEST(Tasks, ContinuationScoresEqualAnIndependentComputation) {
   std::vector<int64_t> seq(long_ctx.end() - 11, long_ctx.end());
   seq.push_back(5), seq.push_back(6);
   EXPECT_NEAR(cut.logprob, reference(m, seq, 2).first, 1e-10);
-  EXPECT_NE(error_of([&] { ember::score_continuations(m, {}, {{1}}, torch::kCPU); }).find("no tokens"), std::string::npos);
+  EXPECT_NE(error_of([&] { ember::score_continuations(m, {}, {{1}}, torch::kCPU); }).find("no tokens"),
+            std::string::npos);
   EXPECT_NE(error_of([&] { ember::score_continuations(m, {1}, {{30}}, torch::kCPU); }).find("token id 30, outside"),
             std::string::npos);
 }
@@ -93,7 +97,7 @@ TEST(Tasks, GreedyIsTheArgmaxAtEveryContinuationToken) {
 
 TEST(Tasks, ChoiceTallyRawAndLengthNormalised) {
   ember::ChoiceTally t;
-  t.add({-10.0, -12.0}, {2, 20}, 1);  // raw picks 0; per byte -5 vs -0.6 picks 1
+  t.add({-10.0, -12.0}, {2, 20}, 1);  // raw picks 0; per character -5 vs -0.6 picks 1
   t.add({-3.0, -1.0, -2.0}, {1, 1, 1}, 1);
   t.add({-1.0, -1.0}, {4, 4}, 1);  // a tie goes to the first
   EXPECT_EQ(t.items, 3);
@@ -116,14 +120,32 @@ TEST(Tasks, TaskFilesParseAndBadOnesNameTheLine) {
   EXPECT_EQ(items[0].endings, (std::vector<std::string>{" sat.", " ran."}));
   EXPECT_EQ(items[1].endings, (std::vector<std::string>{"barks", "meows", "sings"}));  // the context ends in a space
   EXPECT_EQ(items[1].label, 2);
+  // acc_norm's lengths are the harness's len(choice): code points, without the added space.
+  EXPECT_EQ(items[0].ending_chars, (std::vector<size_t>{4, 5}));
+  const auto accented = ember::read_choice_items(
+      ember::testing::write_text(dir, "u.jsonl",
+                                 "{\"context\": \"x\", \"endings\": [\"h\u00e9llo\", \"ab\"], \"label\": 0}\n")
+          .string());
+  EXPECT_EQ(accented[0].endings[0], " h\xc3\xa9llo");
+  EXPECT_EQ(accented[0].ending_chars, (std::vector<size_t>{5, 2}));
+  // "the cat sat on the" + " song." (-7.681) vs " m" (-1.900): per character -1.536 beats -1.900,
+  // so the harness picks "song."; per byte with the space (-1.280 vs -0.950) would pick "m".
+  ember::ChoiceTally harness;
+  harness.add({-7.681, -1.900}, {5, 1}, 0);
+  EXPECT_EQ(harness.correct_norm, 1);
   auto bad = [&](const std::string& text) {
     return error_of([&] { ember::read_choice_items(ember::testing::write_text(dir, "b.jsonl", text).string()); });
   };
-  EXPECT_NE(bad("{\"context\": \"x\", \"endings\": [\"a\", \"b\"], \"label\": 2}\n").find("b.jsonl:1: label 2 is not an index"), std::string::npos);
-  EXPECT_NE(bad("\n{\"endings\": [\"a\", \"b\"], \"label\": 0}\n").find("b.jsonl:2: missing \"context\""), std::string::npos);
-  EXPECT_NE(bad("{\"context\": \"x\", \"endings\": [\"a\"], \"label\": 0}\n").find("at least 2 endings"), std::string::npos);
+  EXPECT_NE(bad("{\"context\": \"x\", \"endings\": [\"a\", \"b\"], \"label\": 2}\n")
+                .find("b.jsonl:1: label 2 is not an index"),
+            std::string::npos);
+  EXPECT_NE(bad("\n{\"endings\": [\"a\", \"b\"], \"label\": 0}\n").find("b.jsonl:2: missing \"context\""),
+            std::string::npos);
+  EXPECT_NE(bad("{\"context\": \"x\", \"endings\": [\"a\"], \"label\": 0}\n").find("at least 2 endings"),
+            std::string::npos);
   EXPECT_NE(bad("not json\n").find("b.jsonl:1: not a JSON object"), std::string::npos);
-  const auto lam = ember::testing::write_text(dir, "l.txt", "{\"text\": \"the cat sat on the mat \"}\nplain text passage here\n");
+  const auto lam =
+      ember::testing::write_text(dir, "l.txt", "{\"text\": \"the cat sat on the mat \"}\nplain text passage here\n");
   const auto passages = ember::read_lambada_items(lam.string());
   ASSERT_EQ(passages.size(), 2u);
   EXPECT_EQ(passages[0].context, "the cat sat on the");
@@ -132,5 +154,25 @@ TEST(Tasks, TaskFilesParseAndBadOnesNameTheLine) {
   const auto one = ember::testing::write_text(dir, "one.txt", "word\n");
   EXPECT_NE(error_of([&] { ember::read_lambada_items(one.string()); }).find("one.txt:1: a passage needs a context"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { ember::read_lambada_items((dir / "none.txt").string()); }).find("not found"), std::string::npos);
+  EXPECT_NE(error_of([&] { ember::read_lambada_items((dir / "none.txt").string()); }).find("not found"),
+            std::string::npos);
+}
+
+// The harness's request encoding with a BPE that merged " sat": a context ending in a space gives
+// that space to the continuation, which is then the one merged token, not a space then "sat".
+TEST(Tasks, RequestsAreEncodedAsTheHarnessDoes) {
+  std::vector<std::string> texts(20, "the cat sat on the mat. the cat sat. ");
+  ember::BpeTrainOptions opt;
+  opt.vocab_size = 268;
+  const auto dir = ember::testing::scratch_dir("tasks", "bpe");
+  ember::save_trained_tokenizer(ember::train_bpe_on_text(texts, opt), dir / "t.tiktoken");
+  const ember::TextEncoder enc(
+      std::make_shared<const ember::Tokenizer>(ember::resolve_tokenizer((dir / "t.tiktoken").string())));
+  ASSERT_EQ(enc.encode(" sat").size(), 1u);
+  const auto [context, ending] = ember::encode_request(enc, "the cat ", "sat");
+  EXPECT_EQ(context, enc.encode("the cat"));
+  EXPECT_EQ(ending, enc.encode(" sat"));
+  const auto [context2, ending2] = ember::encode_request(enc, "the cat", " sat");
+  EXPECT_EQ(context2, context);
+  EXPECT_EQ(ending2, ending);
 }

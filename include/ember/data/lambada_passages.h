@@ -3,6 +3,7 @@
 // last word people could guess only from the whole passage; the automatic stand-in here is that the
 // target (3+ letters, case-insensitive) already occurs in the passage before it. The item's text
 // ends with the target, its trailing punctuation removed, as `ember eval --task lambada` reads it.
+// Letters are Unicode letters and marks; typographic quotes, dashes and the like are punctuation.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -18,7 +19,7 @@ struct LambadaBuildOptions {
 
 struct LambadaPassage {
   std::string text;    // context + " " + target
-  std::string target;  // the final word
+  std::string target;  // the final word as eval scores it (an opening quote stays)
 };
 
 // Sentences end at . ! ? (with any closing quotes or brackets) before whitespace, whatever follows

@@ -37,6 +37,11 @@ class BatchLoader final : public Stateful {
   BatchLoader(const std::vector<std::filesystem::path>& shards, LoaderOptions opt);
 
   at::Tensor next();  // [B, T+1] int64
+  // The next step's windows without crossing into the next epoch: [rows, T+1], rows <= B, fewer
+  // (possibly none on this rank) when the epoch has fewer than B x world windows left. For
+  // evaluation passes, which must score every window once.
+  at::Tensor next_in_epoch();
+  int64_t windows_per_step() const { return opt_.batch * opt_.world; }
   LoaderState state() const { return state_; }
   void restore(const LoaderState& s);
   int64_t windows_per_epoch() const { return static_cast<int64_t>(windows_.size()); }

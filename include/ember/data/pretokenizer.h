@@ -20,6 +20,8 @@ class PreTokenizer {
 
   // Calls on_piece for each piece of text, in order. Thread-safe.
   void split(std::string_view text, const std::function<void(std::string_view)>& on_piece) const;
+  // Whether the pattern matches all of text (invalid UTF-8: never).
+  bool full_match(std::string_view text) const;
   const std::string& pattern() const { return pattern_; }
 
  private:

@@ -15,7 +15,8 @@ struct EvalResult {
 };
 
 // Calls fn(inputs, targets) for `batches` batches from the loader's start (0: one full pass over
-// its windows), without gradients, on `device`; the loader's position is restored afterwards.
+// its windows, the last batch possibly smaller; never more than one pass, so no window counts
+// twice), without gradients, on `device`; the loader's position is restored afterwards.
 void for_each_eval_batch(BatchLoader& loader, int64_t batches, at::Device device,
                          const std::function<void(const at::Tensor& x, const at::Tensor& y)>& fn);
 
