@@ -87,7 +87,7 @@ CapacityFit fit_capacity_form(CapacityForm form, const std::vector<PackingPoint>
       r[i] = form_epsilon(form, q, double(points[i].k), double(points[i].d)) - points[i].eps;
   };
   problem.lower = full ? std::vector<double>{0.0, 0.1, 0.1, 0.1} : std::vector<double>{0.0};
-  problem.upper = full ? std::vector<double>{100.0, 10.0, 10.0, 10.0} : std::vector<double>{100.0};
+  problem.upper = full ? std::vector<double>{10.0, 10.0, 10.0, 10.0} : std::vector<double>{100.0};
   const auto start = full ? std::vector<double>{0.5, 1.0, 1.4, 1.0} : std::vector<double>{1.0};
   const auto solved = levenberg_marquardt(problem, start);
   fit.params = solved.x;

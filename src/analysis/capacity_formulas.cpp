@@ -26,7 +26,7 @@ double CapacityBound::value() const {
   if (ln_k > std::log(std::numeric_limits<double>::max())) return std::numeric_limits<double>::infinity();
   const double k = std::exp(ln_k);
   if (!integer_ceiling || ln_k >= kLnExactInteger) return k;
-  return std::ceil(k - 1e-9 * k);  // robust to exp() rounding an integer up
+  return std::ceil(k * (1 - 1e-14));  // robust to exp() rounding an integer up by a few ulps
 }
 
 double CapacityBound::log10() const {
@@ -69,8 +69,8 @@ double jl_epsilon(double k, double d, double C) {
 }
 
 CapacityClass capacity_class(double eps) {
-  if (eps < 0.1) return CapacityClass::kNearOrthogonal;  // docs/capacity.md: finite for eps < 0.1
-  if (eps > 0.2) return CapacityClass::kClass1;
+  if (eps <= 0 || eps > 0.2) return CapacityClass::kClass1;  // eps <= 0: no bound defined (docs/capacity.md)
+  if (eps < 0.1) return CapacityClass::kNearOrthogonal;      // docs/capacity.md: finite for eps < 0.1
   return CapacityClass::kIndeterminate;
 }
 
@@ -87,7 +87,8 @@ std::string class_description(CapacityClass c) {
   switch (c) {
     case CapacityClass::kNearOrthogonal:
       return "class 2 (eps < 0.1: near-orthogonal, uses superposition; capacity is finite)";
-    case CapacityClass::kClass1: return "class 1 (eps > 0.2: the capacity formulas do not apply; most tied models)";
+    case CapacityClass::kClass1:
+      return "class 1 (eps > 0.2 or outside (0, 1]: the capacity formulas do not apply; most tied models)";
     case CapacityClass::kIndeterminate: break;
   }
   return "indeterminate (0.1 <= eps <= 0.2: between class 1 and class 2)";

@@ -129,11 +129,17 @@ UnitRows unit_rows(const at::Tensor& matrix, const std::string& where, at::Devic
   if (!at::isFloatingType(matrix.scalar_type()))
     throw DataError(fmt::format("{}: expected a floating-point matrix (fp32, fp16, bf16, fp64), got {}", where,
                                 c10::toString(matrix.scalar_type())));
-  auto m = matrix.to(device, at::kFloat);
+  // fp64 stays fp64 until its rows are scaled: 1e39 or 1e-46 are finite and non-zero there.
+  auto m = matrix.to(device, matrix.scalar_type() == at::kDouble ? at::kDouble : at::kFloat);
   bool owned = !m.is_same(matrix);  // a converted copy may be normalised in place
   check_finite(m, where);
   UnitRows out;
   out.input_rows = m.size(0);
+  // Each row divided by its largest |x| first, so that its norm neither overflows nor underflows.
+  auto peak = m.abs().amax({1}, true);
+  peak.masked_fill_(peak == 0, 1.0);
+  m = (owned ? m.div_(peak) : m / peak).to(at::kFloat);
+  owned = true;
   auto norms = at::linalg_vector_norm(m, 2, {1}, true);
   const auto keep = (norms.squeeze(1) > 0).nonzero().squeeze(1);
   out.dropped_zero_rows = out.input_rows - keep.size(0);
@@ -159,6 +165,7 @@ std::string method_label(EpsilonMethod m) {
 }
 
 PairMoments pair_moments_identity(const at::Tensor& rows, int64_t block, bool with_stddev) {
+  if (block < 1) throw UsageError("Gram identity: block size must be positive, got " + std::to_string(block));
   const int64_t V = rows.size(0), d = rows.size(1);
   auto total = at::zeros({d}, rows.options().dtype(at::kDouble));               // sum_i x_i
   auto gram = with_stddev ? at::zeros({d, d}, total.options()) : at::Tensor();  // X^T X

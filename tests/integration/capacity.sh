@@ -104,6 +104,8 @@ expect_error "nan.npy: 1 row(s) contain NaN or Inf values (first: row 5)" "$EMBE
 expect_error "trunc.safetensors: tensor 'wte.weight' has data offsets outside the file" "$EMBER" capacity trunc.safetensors
 expect_error "'missing' does not exist" "$EMBER" capacity missing
 expect_error "--sample and --moments exclude each other" "$EMBER" capacity hf --sample 10 --moments
+expect_error "--block" "$EMBER" capacity hf --block 0
+expect_error "--block" "$EMBER" capacity hf --moments --block -3
 expect_error "capacity: give one or more inputs" "$EMBER" capacity
 expect_error "epsilon must be in (0, 1]" "$EMBER" capacity bound --d 4096 --eps 0
 # A degenerate matrix (nearly parallel rows: mu + 2 sigma > 1) is a result, not an error.

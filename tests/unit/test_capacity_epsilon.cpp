@@ -152,6 +152,30 @@ TEST(CapacityEpsilon, ZeroRowsAreDropped) {
   EXPECT_NEAR(e.sigma, sigma, 1e-6);
 }
 
+// Cosines do not depend on a row's scale: rows at 1e20 in fp32 (whose fp32 norm would overflow),
+// and at 1e39 or 1e-46 in fp64 (out of fp32's range), give the unscaled matrix's epsilon; no row
+// is taken for zero or for infinite.
+TEST(CapacityEpsilon, RowScaleDoesNotMatterEvenBeyondFp32) {
+  torch::manual_seed(8);
+  const auto m = torch::randn({50, 12}, torch::kDouble);
+  const auto [mu, sigma] = naive_mu_sigma(m);
+  auto check = [&](const torch::Tensor& scaled, const char* what) {
+    const auto e = exact(scaled);
+    EXPECT_EQ(e.dropped_zero_rows, 0) << what;
+    EXPECT_NEAR(e.mu, mu, 1e-6) << what;
+    EXPECT_NEAR(e.sigma, sigma, 1e-6) << what;
+  };
+  auto big32 = m.to(torch::kFloat);
+  big32[3].mul_(1e20);
+  check(big32, "fp32 row x 1e20");
+  auto big64 = m.clone();
+  big64[3].mul_(1e39);
+  check(big64, "fp64 row x 1e39");
+  auto tiny64 = m.clone();
+  tiny64[3].mul_(1e-46);
+  check(tiny64, "fp64 row x 1e-46");
+}
+
 TEST(CapacityEpsilon, BadMatricesAreRefusedByName) {
   auto expect_data_error = [](const torch::Tensor& m, const std::string& want) {
     try {

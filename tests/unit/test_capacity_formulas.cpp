@@ -62,6 +62,8 @@ TEST(CapacityFormulas, ClassRuleBoundaries) {
   EXPECT_EQ(capacity_class(0.1), CapacityClass::kIndeterminate);
   EXPECT_EQ(capacity_class(0.2), CapacityClass::kIndeterminate);
   EXPECT_EQ(capacity_class(0.2001), CapacityClass::kClass1);
+  EXPECT_EQ(capacity_class(0.0), CapacityClass::kClass1);       // orthonormal rows: no bound is defined
+  EXPECT_EQ(capacity_class(-1.0 / 3), CapacityClass::kClass1);  // a regular simplex of 4
   EXPECT_EQ(class_label(CapacityClass::kNearOrthogonal), "2");
   EXPECT_EQ(class_label(CapacityClass::kIndeterminate), "indeterminate");
 }
