@@ -32,7 +32,9 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    std::cerr << "ember: error: " << e.what() << " (see --help)\n";
+    return e.get_exit_code();
   } catch (const ember::Error& e) {
     std::cerr << "ember: error: " << e.what() << "\n";
     return 1;

@@ -116,8 +116,8 @@ void add_common_options(CLI::App* cmd, AnalyzeArgs& args) {
   cmd->add_option("--data", args.data,
                   "Token shards / directories / globs, or text files (read with the run's tokenizer)")
       ->required();
-  cmd->add_option("--batches", args.batches, "Batches to average over")->check(CLI::PositiveNumber);
-  cmd->add_option("--batch-size", args.batch_size, "Sequences per batch")->check(CLI::PositiveNumber);
+  cmd->add_option("--batches", args.batches, "Batches to average over")->check(kPositive);
+  cmd->add_option("--batch-size", args.batch_size, "Sequences per batch")->check(kPositive);
   cmd->add_flag("--json", args.json, "Print JSON");
   cmd->add_option("--device", args.device, "auto (CUDA when available), cpu or cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));

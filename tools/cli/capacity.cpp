@@ -147,7 +147,8 @@ void register_capacity(CLI::App& app) {
   cmd->add_flag("--moments", args->moments,
                 "Exact mu and sigma from the d x d Gram identity, O(V d^2): no histogram, no --plot");
   cmd->add_option("--plot", args->plot, "Write a PNG histogram of the pairwise cosines, mu and epsilon marked");
-  cmd->add_option("--block", args->block, "Rows per Gram block of the exact pass (memory: block^2 x 4 bytes)");
+  cmd->add_option("--block", args->block, "Rows per Gram block of the exact pass (memory: block^2 x 4 bytes)")
+      ->check(kPositive);
   cmd->add_option("--device", args->device, "auto, cpu or cuda");
   cmd->add_option("--constants", args->constants, "C,a,b,c of the full form (default: the paper's fit)");
   add_bound(*cmd);

@@ -9,6 +9,20 @@
 
 namespace ember::cli {
 
+// CLI11's PositiveNumber / NonNegativeNumber report "Value 0 not in range 0.000000 to 1.797e308";
+// these say plainly what is wrong ("--block: must be positive, got 0").
+inline CLI::Validator number_at_least(double lowest, bool strict, const char* what) {
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        double v = 0;
+        if (!CLI::detail::lexical_cast(text, v)) return "expected a number, got '" + text + "'";
+        return (strict ? v > lowest : v >= lowest) ? "" : std::string("must be ") + what + ", got " + text;
+      },
+      what);
+}
+inline const CLI::Validator kPositive = number_at_least(0, true, "positive");
+inline const CLI::Validator kNonNegative = number_at_least(0, false, "non-negative");
+
 struct ConfigArgs {
   std::vector<std::string> files;
   std::vector<std::string> overrides;
@@ -26,7 +40,7 @@ void register_inspect(CLI::App& app);
 void register_config(CLI::App& app);
 void register_analyze(CLI::App& app);
 void register_tokenizer(CLI::App& app);
-void register_prepare_text(CLI::App& prepare);  // under `ember prepare`
+void register_prepare_text(CLI::App& prepare);     // under `ember prepare`
 void register_prepare_lambada(CLI::App& prepare);  // under `ember prepare`
 void register_capacity(CLI::App& app);
 void register_launch(CLI::App& app);

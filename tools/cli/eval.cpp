@@ -1,19 +1,19 @@
 #include <nlohmann/json.hpp>
 
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <iostream>
 #include <regex>
 
 #include "cli/commands.h"
 #include "ember/checkpoint/model_loader.h"
 #include "ember/data/loader.h"
+#include "ember/data/text_encoder.h"
 #include "ember/data/token_counts.h"
 #include "ember/eval/frequency_buckets.h"
 #include "ember/eval/perplexity.h"
 #include "ember/eval/task_scoring.h"
 #include "ember/io/safetensors.h"
-#include "ember/data/text_encoder.h"
 #include "ember/util/error.h"
 
 namespace ember::cli {
@@ -52,11 +52,12 @@ void run_task(const EvalArgs& args, LoadedModel& loaded, const at::Device& devic
   const TextEncoder encoder = dataset_encoder(data.train.empty() ? data.val : data.train, "the run's data");
   const std::string &kind = args.task[0], &file = args.task[1];
   auto cap = [&](auto items) {
-    if (args.limit > 0 && static_cast<int64_t>(items.size()) > args.limit) items.resize(static_cast<size_t>(args.limit));
+    if (args.limit > 0 && static_cast<int64_t>(items.size()) > args.limit)
+      items.resize(static_cast<size_t>(args.limit));
     return items;
   };
-  nlohmann::json j = {{"checkpoint", loaded.checkpoint_dir.string()}, {"step", loaded.step}, {"task", kind},
-                      {"file", file}};
+  nlohmann::json j = {
+      {"checkpoint", loaded.checkpoint_dir.string()}, {"step", loaded.step}, {"task", kind}, {"file", file}};
   if (kind == "choice") {
     const auto tally = score_choice_task(*loaded.model, encoder, cap(read_choice_items(file)), device);
     j.update({{"items", tally.items}, {"accuracy", tally.accuracy()}, {"accuracy_norm", tally.accuracy_norm()}});
@@ -160,17 +161,21 @@ void run_eval(const EvalArgs& args) {
   if (!args.logits.empty()) write_first_batch_logits(*loaded.model, *loaders.front(), device, args.logits);
   std::vector<BucketedEval> results;
   for (auto& loader : loaders)
-    results.push_back(args.buckets ? evaluate_buckets(*loaded.model, *loader, batches, device, bf16, counts, args.edges)
-                                   : BucketedEval{evaluate_perplexity(*loaded.model, *loader, batches, device, bf16), {}});
+    results.push_back(args.buckets
+                          ? evaluate_buckets(*loaded.model, *loader, batches, device, bf16, counts, args.edges)
+                          : BucketedEval{evaluate_perplexity(*loaded.model, *loader, batches, device, bf16), {}});
   if (args.json) {
     nlohmann::json j = {{"checkpoint", loaded.checkpoint_dir.string()},
                         {"step", loaded.step},
                         {"device", device.str()},
                         {"precision", bf16 ? "bf16" : "fp32"}};
     auto entries = nlohmann::json::array();
-    for (size_t i = 0; i < datasets.size(); ++i) entries.push_back(result_json(datasets[i].name, results[i], args.buckets));
-    if (datasets.size() == 1) j.update(entries[0]);  // one data set: its numbers at the top level
-    else j["datasets"] = entries;
+    for (size_t i = 0; i < datasets.size(); ++i)
+      entries.push_back(result_json(datasets[i].name, results[i], args.buckets));
+    if (datasets.size() == 1)
+      j.update(entries[0]);  // one data set: its numbers at the top level
+    else
+      j["datasets"] = entries;
     std::cout << j.dump() << "\n";
     return;
   }
@@ -221,7 +226,7 @@ void register_eval(CLI::App& app) {
       ->expected(2);
   cmd->add_option("--logits", args->logits,
                   "Also write the first batch's inputs and fp32 logits to this .safetensors file (for parity checks)");
-  cmd->add_option("--limit", args->limit, "Score only the first N items of --task (0: all)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--limit", args->limit, "Score only the first N items of --task (0: all)")->check(kNonNegative);
   cmd->add_option("--precision", args->precision, "fp32 or bf16 (autocast; default: the run's train.precision)")
       ->check(CLI::IsMember({"fp32", "bf16"}));
   cmd->callback([args] { run_eval(*args); });

@@ -59,11 +59,10 @@ void register_generate(CLI::App& app) {
   cmd->add_option("path", a->path, "Run directory or checkpoint directory")->required();
   cmd->add_option("--prompt", a->prompt, "Text to continue");
   cmd->add_option("--prompt-file", a->prompt_file, "A file holding the text to continue");
-  cmd->add_option("--tokens", a->sampling.max_tokens, "New tokens at most (default 64)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--tokens", a->sampling.max_tokens, "New tokens at most (default 64)")->check(kNonNegative);
   cmd->add_option("--temperature", a->sampling.temperature, "Softmax temperature; 0 = greedy (default 0.8)")
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--top-k", a->sampling.top_k, "Sample among the k most likely tokens (0: all)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(kNonNegative);
+  cmd->add_option("--top-k", a->sampling.top_k, "Sample among the k most likely tokens (0: all)")->check(kNonNegative);
   cmd->add_option("--top-p", a->sampling.top_p, "Nucleus: the smallest set of tokens reaching this mass (1: all)")
       ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--seed", a->sampling.seed, "Random seed (default 0)");

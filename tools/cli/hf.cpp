@@ -63,9 +63,9 @@ void register_import(CLI::App& app) {
   auto* hf = cmd->add_subcommand("hf", "A Llama checkpoint directory (config.json + safetensors)");
   hf->footer(
       "Examples:\n"
-      "  ember import hf ~/models/Llama-3.2-1B --out runs/llama1b\n"
-      "  ember eval runs/llama1b --data data/val_*.bin\n"
-      "  ember train -c runs/llama1b/config.yaml -c data.yaml --run-dir runs/llama1b --resume\n"
+      "  ember import hf ~/models/TinyLlama_v1.1 --out runs/tinyllama\n"
+      "  ember eval runs/tinyllama --data data/val_*.bin\n"
+      "  ember train -c runs/tinyllama/config.yaml -c data.yaml --run-dir runs/tinyllama --resume\n"
       "The run holds config.yaml and checkpoints/step_0 (fp32). `--resume` continues from those weights\n"
       "with a new optimizer state. Architectures and options ember lacks are refused by name.");
   auto args = std::make_shared<ImportArgs>();

@@ -47,11 +47,11 @@ nlohmann::json memory_json(const Config& cfg, const InspectArgs& a) {
 }
 
 void print_memory(const nlohmann::json& m) {
-  std::cout << fmt::format("training memory per process: micro-batch {} x {} tokens, {}, checkpointing {}, ZeRO-{} over "
-                           "{} rank(s)\n",
-                           m["micro_batch"].get<int64_t>(), m["seq_len"].get<int64_t>(),
-                           m["precision"].get<std::string>(), m["activation_checkpointing"].get<std::string>(),
-                           m["zero"].get<int64_t>(), m["world"].get<int64_t>());
+  std::cout << fmt::format(
+      "training memory per process: micro-batch {} x {} tokens, {}, checkpointing {}, ZeRO-{} over "
+      "{} rank(s)\n",
+      m["micro_batch"].get<int64_t>(), m["seq_len"].get<int64_t>(), m["precision"].get<std::string>(),
+      m["activation_checkpointing"].get<std::string>(), m["zero"].get<int64_t>(), m["world"].get<int64_t>());
   for (const char* k : {"parameters", "gradients", "optimizer", "autocast_copies", "activations", "loss", "total"})
     std::cout << fmt::format("  {:<16} {:>9.2f} GB\n", k, m[k].get<double>() / 1e9);
   std::cout << fmt::format("  {} a device of {:.0f} GB (allocator slack, CUDA context and buffers not counted)\n",
@@ -168,9 +168,8 @@ void register_inspect(CLI::App& app) {
   cmd->add_flag("--json", args->json, "Print JSON");
   cmd->add_flag("--memory", args->memory, "Estimate the memory one training process holds (see the options below)");
   cmd->add_option("--micro-batch", args->micro_batch, "Sequences per micro-batch (default: train.micro_batch)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--seq-len", args->seq_len, "Tokens per sequence (default: train.seq_len)")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
+  cmd->add_option("--seq-len", args->seq_len, "Tokens per sequence (default: train.seq_len)")->check(kPositive);
   cmd->add_option("--precision", args->precision, "fp32 or bf16 (default: train.precision)")
       ->check(CLI::IsMember(enum_spellings<Precision>()));
   cmd->add_option("--checkpointing", args->checkpointing,
@@ -178,9 +177,8 @@ void register_inspect(CLI::App& app) {
       ->check(CLI::IsMember(enum_spellings<ActivationCheckpointing>()));
   cmd->add_option("--zero", args->zero, "0 (replicated optimizer state) or 1 (ZeRO-1: sharded over --world)")
       ->check(CLI::Range(0, 1));
-  cmd->add_option("--world", args->world, "Data-parallel ranks")->check(CLI::PositiveNumber);
-  cmd->add_option("--device-gb", args->device_gb, "Device memory to compare with (default 80)")
-      ->check(CLI::PositiveNumber);
+  cmd->add_option("--world", args->world, "Data-parallel ranks")->check(kPositive);
+  cmd->add_option("--device-gb", args->device_gb, "Device memory to compare with (default 80)")->check(kPositive);
   cmd->callback([args] { run_inspect(*args); });
 }
 

@@ -15,12 +15,12 @@ void register_launch(CLI::App& app) {
       "  ember launch -n 8 --nnodes 4 --node-rank $NODE --master node001:29500 -- ember train -c job.yaml");
   auto opt = std::make_shared<LaunchOptions>();
   auto master = std::make_shared<std::string>();
-  cmd->add_option("-n,--nproc", opt->nproc, "Ranks on this node")->required()->check(CLI::PositiveNumber);
-  cmd->add_option("--nnodes", opt->nnodes, "Nodes in the job (default 1)")->check(CLI::PositiveNumber);
+  cmd->add_option("-n,--nproc", opt->nproc, "Ranks on this node")->required()->check(kPositive);
+  cmd->add_option("--nnodes", opt->nnodes, "Nodes in the job (default 1)")->check(kPositive);
   cmd->add_option("--node-rank", opt->node_rank, "This node's index in [0, nnodes) (default 0)");
   cmd->add_option("--master", *master, "HOST:PORT of rank 0's store (default: a free port on 127.0.0.1)");
   cmd->add_option("--grace", opt->grace_s, "Seconds ranks get to stop after a signal before SIGKILL (default 30)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(kNonNegative);
   cmd->add_option("command", opt->command, "The command each rank runs, after --");
   cmd->callback([opt, master] {
     if (!master->empty()) std::tie(opt->master_addr, opt->master_port) = parse_host_port(*master, "--master");

@@ -18,7 +18,7 @@ void register_prepare(CLI::App& app) {
   bytes->add_option("--val-fraction", opt->val_fraction, "Share of documents for validation")
       ->check(CLI::Range(0.0, 1.0));
   bytes->add_option("--ext", opt->extensions, "File extensions taken from directories");
-  bytes->add_option("--shard-tokens", opt->shard_tokens, "Tokens per shard")->check(CLI::PositiveNumber);
+  bytes->add_option("--shard-tokens", opt->shard_tokens, "Tokens per shard")->check(kPositive);
   register_prepare_text(*cmd);
   register_prepare_lambada(*cmd);
   bytes->callback([opt] {

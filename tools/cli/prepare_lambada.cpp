@@ -62,7 +62,7 @@ void register_prepare_lambada(CLI::App& prepare) {
   cmd->add_option("--min-words", a->options.min_words, "Shortest passage in words (default 50)");
   cmd->add_option("--max-words", a->options.max_words, "Longest passage in words (default 150)");
   cmd->add_flag("--any-final-word", a->any_final_word, "Keep passages whose final word is new to the context");
-  cmd->add_option("--limit", a->limit, "Stop after N passages (0: all)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--limit", a->limit, "Stop after N passages (0: all)")->check(kNonNegative);
   cmd->callback([a] { run_prepare_lambada(*a); });
 }
 

@@ -14,7 +14,7 @@ void add_common(CLI::App& cmd, TextPrepareOptions& opt) {
       ->required();
   cmd.add_option("--out", opt.out_dir, "Output directory for shards, manifest.json, train_token_counts.json")
       ->required();
-  cmd.add_option("--shard-tokens", opt.shard_tokens, "Tokens per shard")->check(CLI::PositiveNumber);
+  cmd.add_option("--shard-tokens", opt.shard_tokens, "Tokens per shard")->check(kPositive);
   cmd.add_option("--threads", opt.threads, "Encoding threads")->check(CLI::Range(1, 256));
   cmd.add_flag("!--no-progress", opt.progress, "Hide the progress bar");
 }

@@ -48,7 +48,8 @@ class SweepRunner {
   std::vector<std::string> train_command(const SweepMember& m) const {
     const auto dir = run_dir(m);
     std::vector<std::string> cmd{self_executable(), "train"};
-    if (launch_ > 0) cmd = {self_executable(), "launch", "-n", std::to_string(launch_), "--", self_executable(), "train"};
+    if (launch_ > 0)
+      cmd = {self_executable(), "launch", "-n", std::to_string(launch_), "--", self_executable(), "train"};
     if (fs::exists(dir / "checkpoints") && !fs::is_empty(dir / "checkpoints")) {
       cmd.insert(cmd.end(), {"--resume", "--run-dir", dir.string()});
     } else {
@@ -71,10 +72,12 @@ class SweepRunner {
       log = (fs::path(spec_.out) / "logs" / (m.name + ".log")).string();
     }
     const int rc = run_child(train_command(m), log);
-    if (rc != 0) return say(m, fmt::format("training failed (exit {}){}", rc, log.empty() ? "" : ", see " + log)), Outcome::failed;
-    if (!finished(dir)) return say(m, "stopped before its last step (resume by running the sweep again)"), Outcome::interrupted;
-    std::vector<std::string> eval{self_executable(), "eval", dir.string(), "--json", "--batches",
-                                  std::to_string(spec_.eval_batches)};
+    if (rc != 0)
+      return say(m, fmt::format("training failed (exit {}){}", rc, log.empty() ? "" : ", see " + log)), Outcome::failed;
+    if (!finished(dir))
+      return say(m, "stopped before its last step (resume by running the sweep again)"), Outcome::interrupted;
+    std::vector<std::string> eval{self_executable(), "eval",      dir.string(),
+                                  "--json",          "--batches", std::to_string(spec_.eval_batches)};
     if (spec_.buckets) eval.push_back("--buckets");
     const auto tmp = dir / "eval.json.tmp";
     const int erc = run_child(eval, log, tmp.string());
@@ -123,7 +126,8 @@ class SweepRunner {
 };
 
 std::string shell_quote(const std::string& s) {
-  if (s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+") == std::string::npos)
+  if (s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+") ==
+      std::string::npos)
     return s;
   std::string q = "'";
   for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
@@ -143,7 +147,8 @@ void emit_slurm(const SweepArgs& args, const SweepSpec& spec, size_t members) {
                       shell_quote(fs::current_path().string()), shell_quote(self_executable()), shell_quote(args.file),
                       args.launch > 0 ? fmt::format(" --launch {}", args.launch) : "");
   write_file_atomic(script, text);
-  std::cout << fmt::format("wrote {} ({} members); submit it with: sbatch {}\n", script.string(), members, script.string());
+  std::cout << fmt::format("wrote {} ({} members); submit it with: sbatch {}\n", script.string(), members,
+                           script.string());
 }
 
 // Runs the members `parallel` at a time; the outcome of each.
@@ -159,7 +164,8 @@ std::vector<Outcome> run_members(SweepRunner& runner, const std::vector<SweepMem
       }
   };
   std::vector<std::thread> pool;
-  for (int64_t t = 0; t < std::min<int64_t>(parallel, static_cast<int64_t>(members.size())); ++t) pool.emplace_back(worker);
+  for (int64_t t = 0; t < std::min<int64_t>(parallel, static_cast<int64_t>(members.size())); ++t)
+    pool.emplace_back(worker);
   for (auto& t : pool) t.join();
   return outcomes;
 }
@@ -167,11 +173,13 @@ std::vector<Outcome> run_members(SweepRunner& runner, const std::vector<SweepMem
 void report_sweep(const SweepSpec& spec, const std::vector<SweepMember>& members) {
   std::vector<RunResult> runs;
   for (const auto& m : members)
-    if (fs::is_regular_file(fs::path(spec.out) / m.name / "eval.json")) runs.push_back(read_run(fs::path(spec.out) / m.name));
+    if (fs::is_regular_file(fs::path(spec.out) / m.name / "eval.json"))
+      runs.push_back(read_run(fs::path(spec.out) / m.name));
   if (runs.empty()) return;
   const auto report = make_report(runs, spec.baseline);
   write_report(report, runs, spec.out);
-  std::cout << "\n" << report_markdown(report) << "\nreport: " << (fs::path(spec.out) / "report.md").string() << ", "
+  std::cout << "\n"
+            << report_markdown(report) << "\nreport: " << (fs::path(spec.out) / "report.md").string() << ", "
             << (fs::path(spec.out) / "report.csv").string() << "\n";
 }
 
@@ -204,7 +212,8 @@ void run_sweep(const SweepArgs& args) {
     if (outcomes[i] == Outcome::interrupted) unfinished.push_back(chosen[i].name);
   }
   if (args.member < 0) report_sweep(spec, members);
-  if (!failed.empty()) throw Error(fmt::format("sweep: {} member(s) failed: {}", failed.size(), fmt::join(failed, ", ")));
+  if (!failed.empty())
+    throw Error(fmt::format("sweep: {} member(s) failed: {}", failed.size(), fmt::join(failed, ", ")));
   if (!unfinished.empty())
     throw Error(fmt::format("sweep: stopped with {} member(s) unfinished ({}); run it again to resume",
                             unfinished.size(), fmt::join(unfinished, ", ")));
@@ -227,12 +236,12 @@ void register_sweep(CLI::App& app) {
   cmd->add_option("sweep", args->file, "Sweep file (YAML: out, configs, set, grid, members, seeds, baseline, evals)")
       ->required();
   cmd->add_option("--parallel", args->parallel, "Members trained at once (CPU threads split between them)")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   cmd->add_option("--member", args->member, "Run only member I (0-based; what each array task of --emit slurm runs)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(kNonNegative);
   cmd->add_option("--launch", args->launch,
                   "Train each member data-parallel as `ember launch -n N -- ember train ...` (N ranks here)")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   cmd->add_option("--emit", args->emit, "Write <out>/sweep.sbatch, a Slurm array with one task per member, and stop")
       ->check(CLI::IsMember({"slurm"}));
   cmd->add_option("--sbatch-option", args->sbatch_options, "An #SBATCH line for --emit slurm (repeatable)");

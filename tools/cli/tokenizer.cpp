@@ -140,11 +140,12 @@ void register_hf_cmd(CLI::App& tok) {
   auto bytes = std::make_shared<bool>(false);
   auto out = std::make_shared<std::string>();
   auto max_length = std::make_shared<int64_t>(2048);
-  auto* hf = tok.add_subcommand("hf", "Write a tokenizer as Hugging Face files (tokenizer.json, tokenizer_config.json)");
+  auto* hf =
+      tok.add_subcommand("hf", "Write a tokenizer as Hugging Face files (tokenizer.json, tokenizer_config.json)");
   add_tokenizer_choice(*hf, *args);
   hf->add_flag("--bytes", *bytes, "Byte-level ids (id = byte), as `ember prepare bytes` data uses");
   hf->add_option("--out", *out, "Directory to write into (created if absent)")->required();
-  hf->add_option("--max-length", *max_length, "model_max_length in tokenizer_config.json")->check(CLI::PositiveNumber);
+  hf->add_option("--max-length", *max_length, "model_max_length in tokenizer_config.json")->check(kPositive);
   hf->footer(
       "Examples:\n  ember tokenizer hf --preset cl100k_base --out hf/cl100k\n"
       "  ember tokenizer hf --file tok/pydoc8k.tiktoken --out exports/tiny\n"
