@@ -47,19 +47,32 @@ size_t decode_entity(const std::string& html, size_t i, std::string& out) {
   return 0;
 }
 
-bool starts_with_ci(const std::string& s, size_t i, const char* word) {
-  for (size_t k = 0; word[k]; ++k)
+bool starts_with_ci(const std::string& s, size_t i, const std::string& word) {
+  for (size_t k = 0; k < word.size(); ++k)
     if (i + k >= s.size() || std::tolower(static_cast<unsigned char>(s[i + k])) != word[k]) return false;
   return true;
 }
 
-// Whether the tag whose name starts at html[i] (after '<', maybe '/') breaks a block of text.
-bool is_block_tag(const std::string& html, size_t i) {
+// Where the lower-case `word` next occurs in s from `from`, in any case (npos: nowhere).
+size_t find_ci(const std::string& s, const std::string& word, size_t from) {
+  for (size_t i = from; i + word.size() <= s.size(); ++i)
+    if (starts_with_ci(s, i, word)) return i;
+  return std::string::npos;
+}
+
+// The lower-cased name of the tag that starts at html[i] (after '<', maybe '/'): "header", not "head".
+std::string tag_name(const std::string& html, size_t i) {
   if (i < html.size() && html[i] == '/') ++i;
   size_t j = i;
   while (j < html.size() && std::isalnum(static_cast<unsigned char>(html[j]))) ++j;
   std::string name = html.substr(i, j - i);
   for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return name;
+}
+
+// Whether the tag whose name starts at html[i] (after '<', maybe '/') breaks a block of text.
+bool is_block_tag(const std::string& html, size_t i) {
+  const std::string name = tag_name(html, i);
   static const char* blocks[] = {"p",  "div", "br", "li", "ul",         "ol",      "dl",   "dt",
                                  "dd", "tr",  "td", "th", "table",      "pre",     "h1",   "h2",
                                  "h3", "h4",  "h5", "h6", "blockquote", "section", "title"};
@@ -97,12 +110,10 @@ std::string html_to_text(const std::string& html) {
   while (i < html.size()) {
     const char c = html[i];
     if (c == '<') {
-      for (const char* skip : {"script", "style", "head"}) {
-        if (starts_with_ci(html, i + 1, skip)) {
-          const size_t close = html.find(std::string("</") + skip, i);
-          i = close == std::string::npos ? html.size() : close;
-          break;
-        }
+      const std::string name = tag_name(html, i + 1);
+      if (html[i + 1] != '/' && (name == "script" || name == "style" || name == "head")) {
+        const size_t close = find_ci(html, "</" + name, i);  // <SCRIPT> ... </SCRIPT> too
+        i = close == std::string::npos ? html.size() : close;
       }
       const size_t end = html.find('>', i);
       const bool block = is_block_tag(html, i + 1);

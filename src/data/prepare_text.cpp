@@ -32,7 +32,25 @@ struct Unit {
   std::vector<uint32_t> ids;
 };
 
-// Reads the documents as units: text files in newline-cut blocks, JSONL files line by line.
+bool ascii_space(unsigned char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+bool ascii_visible(unsigned char c) { return c < 0x80 && !ascii_space(c); }
+bool ascii_letter(unsigned char c) { return (c | 0x20) >= 'a' && (c | 0x20) <= 'z'; }
+
+// The last place in text where GPT-style pre-tokenisation (r50k ... o200k, llama3, ember's trained
+// ones) must start a piece: after a newline that an ASCII non-space follows (whitespace runs,
+// "\s*[\r\n]+", end there), else before a single space between an ASCII non-space and an ASCII
+// letter ("word| next"). npos when there is none; never inside a UTF-8 character.
+size_t safe_cut(const std::string& text) {
+  const auto at = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
+  if (text.size() < 3) return std::string::npos;
+  for (size_t i = text.size() - 1; i > 0; --i)
+    if (at(i - 1) == '\n' && ascii_visible(at(i))) return i;
+  for (size_t i = text.size() - 1; i > 1; --i)
+    if (at(i - 1) == ' ' && ascii_letter(at(i)) && ascii_visible(at(i - 2))) return i - 1;
+  return std::string::npos;
+}
+
+// Reads the documents as units: text files in blocks cut at safe places, JSONL files line by line.
 class UnitReader {
  public:
   UnitReader(const std::vector<fs::path>& docs, const TextPrepareOptions& opt) : docs_(docs), opt_(opt) {}
@@ -57,21 +75,30 @@ class UnitReader {
     carry_.clear();
     done_ = false;
   }
+  // The document's next block, cut where no pre-tokeniser piece can span the cut, so that encoding
+  // the blocks one by one gives the ids of the whole document; without such a place, more is read.
   bool next_block(Unit& u) {
     if (done_) return false;
-    std::string buf(kBlockBytes, '\0');
-    in_.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-    buf.resize(static_cast<size_t>(in_.gcount()));
-    if (in_.bad()) throw DataError("prepare: read error in '" + docs_[doc_].string() + "'");
-    bytes_read_ += static_cast<int64_t>(buf.size());
-    u = Unit{doc_, document_goes_to_val(docs_[doc_].string(), opt_.val_fraction), false, carry_ + buf, {}};
+    std::string text = std::move(carry_);
     carry_.clear();
-    if (in_.eof()) {
-      u.end_of_doc = done_ = true;
-    } else if (const size_t nl = u.text.rfind('\n'); nl != std::string::npos) {
-      carry_ = u.text.substr(nl + 1);
-      u.text.resize(nl + 1);
+    for (;;) {
+      const size_t before = text.size();
+      text.resize(before + kBlockBytes);
+      in_.read(text.data() + before, static_cast<std::streamsize>(kBlockBytes));
+      text.resize(before + static_cast<size_t>(in_.gcount()));
+      if (in_.bad()) throw DataError("prepare: read error in '" + docs_[doc_].string() + "'");
+      bytes_read_ += static_cast<int64_t>(text.size() - before);
+      if (in_.eof()) {
+        done_ = true;
+        break;
+      }
+      if (const size_t cut = safe_cut(text); cut != std::string::npos) {
+        carry_ = text.substr(cut);
+        text.resize(cut);
+        break;
+      }
     }
+    u = Unit{doc_, document_goes_to_val(docs_[doc_].string(), opt_.val_fraction), done_, std::move(text), {}};
     return true;
   }
   bool next_json_line(Unit& u) {

@@ -126,14 +126,17 @@ uint32_t ShardFile::max_token() const {
   return m;
 }
 
-void write_shard(const std::filesystem::path& path, const std::vector<uint32_t>& tokens) {
+void write_shard(const std::filesystem::path& path, const std::vector<uint32_t>& tokens, int64_t vocab) {
   const uint32_t max_id = tokens.empty() ? 0 : *std::max_element(tokens.begin(), tokens.end());
-  const bool narrow = max_id < 65536;
+  const bool narrow = vocab > 0 ? vocab <= 65536 : max_id < 65536;
+  if (narrow && max_id >= 65536)
+    throw DataError("shard '" + path.string() + "': token id " + std::to_string(max_id) +
+                    " does not fit uint16 (vocabulary " + std::to_string(vocab) + ")");
   if (tokens.size() > static_cast<size_t>(INT32_MAX))
     throw DataError("shard '" + path.string() + "': more than 2^31 tokens; split it");
   int32_t header[kShardHeaderInts] = {};
   header[0] = narrow ? kShardMagicU16 : kShardMagicU32;
-  header[1] = narrow ? 1 : 2;
+  header[1] = narrow ? 1 : 7;  // llm.c's versions for its gpt-2 (uint16) and llama-3 (uint32) files
   header[2] = static_cast<int32_t>(tokens.size());
   std::string bytes(reinterpret_cast<const char*>(header), sizeof(header));
   bytes.reserve(bytes.size() + tokens.size() * (narrow ? 2 : 4));

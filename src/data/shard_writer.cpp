@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "ember/data/shard.h"
 #include "ember/util/error.h"
 #include "ember/util/files.h"
@@ -18,22 +20,29 @@ ShardWriter::ShardWriter(fs::path dir, std::string split, int64_t max_tokens, in
       split_(std::move(split)),
       max_(max_tokens),
       vocab_(vocab),
-      counts_(static_cast<size_t>(vocab), 0) {}
+      counts_(static_cast<size_t>(vocab), 0) {
+  if (max_ < 1) throw UsageError(fmt::format("prepare: --shard-tokens must be positive, got {}", max_));
+}
 
 void ShardWriter::add(const std::vector<uint32_t>& ids, const std::string& where) {
   for (const uint32_t id : ids) {
     if (id >= vocab_) throw DataError(fmt::format("prepare: {}: token id {} >= vocabulary size {}", where, id, vocab_));
     ++counts_[id];
   }
-  tokens_.insert(tokens_.end(), ids.begin(), ids.end());
   total_ += static_cast<int64_t>(ids.size());
-  if (static_cast<int64_t>(tokens_.size()) >= max_) flush();
+  for (size_t at = 0; at < ids.size();) {  // shards of exactly max_ tokens but the last
+    const size_t take = std::min(ids.size() - at, static_cast<size_t>(max_) - tokens_.size());
+    tokens_.insert(tokens_.end(), ids.begin() + static_cast<std::ptrdiff_t>(at),
+                   ids.begin() + static_cast<std::ptrdiff_t>(at + take));
+    at += take;
+    if (static_cast<int64_t>(tokens_.size()) == max_) flush();
+  }
 }
 
 void ShardWriter::flush() {
   if (tokens_.empty()) return;
   const auto name = fmt::format("{}_{:05d}.bin", split_, written_.size());
-  write_shard(dir_ / name, tokens_);
+  write_shard(dir_ / name, tokens_, vocab_);
   written_.push_back(name);
   tokens_.clear();
 }

@@ -44,6 +44,41 @@ cmp -s tok/small.tiktoken tok/again.tiktoken || fail "training is not determinis
 "$EMBER" tokenizer decode --file tok/small.tiktoken <small_ids.txt | cmp -s - corpus/a.txt \
   || fail "trained tokenizer does not round-trip"
 
+# prepare text reads a file in 4 MiB blocks: documents longer than that, one a single line and one
+# with a run of newlines across the block's end, give tiktoken's ids for the whole file; shards are
+# exactly --shard-tokens long (the last one excepted), uint32 with llm.c's version 7 as the
+# manifest says.
+mkdir -p long1 long2
+"$PY" - <<'PY'
+open("long1/line.txt", "w").write("hello world " * 436906)  # 5.2 MB without a newline
+body = ("It was the best of times.\n" * 170000)[: 4 * 1024 * 1024 - 3]
+open("long2/runs.txt", "w").write(body + "\n" * 6 + "the end of it\n" + "more text here\n" * 1000)
+PY
+for d in long1 long2; do
+  "$EMBER" prepare text $d --tokenizer cl100k_base --out prep_$d --val-fraction 1 --shard-tokens 300000 \
+    --no-progress >/dev/null || fail "prepare text $d"
+  "$PY" - "$HERE" "$DATA" prep_$d $d/*.txt <<'PY' || fail "prepare text $d: ids differ from tiktoken on the whole file"
+import glob, json, sys
+import numpy as np
+here, data, out, src = sys.argv[1:5]
+sys.path.insert(0, here)
+from tokenizer_reference import encoding
+want = encoding(data, "cl100k_base").encode_ordinary(open(src, encoding="utf-8", newline="").read())
+m = json.load(open(f"{out}/manifest.json"))
+assert m["dtype"] == "uint32", m["dtype"]
+shards = sorted(glob.glob(f"{out}/val_*.bin"))
+got = []
+for i, f in enumerate(shards):
+    header = np.fromfile(f, dtype=np.int32, count=256)
+    assert header[0] == 20240801 and header[1] == 7, (f, header[:3])
+    toks = np.fromfile(f, dtype=np.uint32, offset=1024)
+    assert len(toks) == header[2] and (i == len(shards) - 1 or len(toks) == 300000), (f, len(toks))
+    got += toks.tolist()
+assert got[-1] == m["separator"], "the document ends with the separator"
+assert got[:-1] == want, next(i for i, (a, b) in enumerate(zip(got, want)) if a != b)
+PY
+done
+
 expect_error "unknown preset 'gpt9'" "$EMBER" tokenizer encode --preset gpt9 </dev/null
 echo "50257" >big_id.txt
 expect_error "token id 50257 is not in the vocabulary" "$EMBER" tokenizer decode --preset r50k_base <big_id.txt

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <numeric>
+#include <set>
 
 #include "ember/data/byte_tokens.h"
 #include "ember/data/loader.h"
@@ -26,6 +27,19 @@ std::vector<uint32_t> iota_tokens(size_t n, uint32_t start = 0) {
   std::vector<uint32_t> t(n);
   std::iota(t.begin(), t.end(), start);
   return t;
+}
+
+// Rank 0 and rank 1 of a 2-rank loader (batch 2 each) over one shard of `tokens` in `dir`.
+std::pair<std::unique_ptr<BatchLoader>, std::unique_ptr<BatchLoader>> two_ranks(const fs::path& dir,
+                                                                                const std::vector<uint32_t>& tokens,
+                                                                                int64_t seq_len, uint64_t seed) {
+  ember::write_shard(dir / "a.bin", tokens);
+  LoaderOptions o;
+  o.batch = 2, o.seq_len = seq_len, o.seed = seed, o.world = 2;
+  o.rank = 0;
+  auto r0 = std::make_unique<BatchLoader>(std::vector<fs::path>{dir / "a.bin"}, o);
+  o.rank = 1;
+  return {std::move(r0), std::make_unique<BatchLoader>(std::vector<fs::path>{dir / "a.bin"}, o)};
 }
 
 }  // namespace
@@ -137,21 +151,33 @@ TEST(Loader, RestoredStateReplaysExactlyTheSameBatchesAcrossEpochs) {
 }
 
 TEST(Loader, EveryWindowOnceperEpochAndRanksSplitTheGlobalBatch) {
-  auto d = scratch_dir("ranks");
-  ember::write_shard(d / "a.bin", iota_tokens(2 * 40 + 1));
-  LoaderOptions o;
-  o.batch = 2, o.seq_len = 2, o.seed = 1, o.world = 2;
-  o.rank = 0;
-  BatchLoader r0({d / "a.bin"}, o);
-  o.rank = 1;
-  BatchLoader r1({d / "a.bin"}, o);
+  auto [r0, r1] = two_ranks(scratch_dir("ranks"), iota_tokens(2 * 40 + 1), 2, 1);
   std::set<int64_t> starts;
   for (int step = 0; step < 10; ++step) {  // 10 steps x 2 ranks x 2 = 40 windows = one epoch
-    auto a = r0.next(), b = r1.next();
+    auto a = r0->next(), b = r1->next();
     for (auto t : {a, b})
       for (int64_t row = 0; row < 2; ++row) starts.insert(t[row][0].item<int64_t>());
   }
   EXPECT_EQ(starts.size(), 40u);
+}
+
+// An evaluation pass: 9 windows, steps of 2 x 2 ranks: 4 + 4 + 1, every window once, the last
+// step's one window on rank 0 and none on rank 1, and no wrapping into the next epoch.
+TEST(Loader, NextInEpochSplitsTheLastShortStepAndNeverWraps) {
+  auto [r0, r1] = two_ranks(scratch_dir("in_epoch"), iota_tokens(3 * 9 + 1), 3, 4);
+  std::multiset<int64_t> starts;
+  std::vector<int64_t> rows0, rows1;
+  for (int step = 0; step < 3; ++step) {
+    auto a = r0->next_in_epoch(), b = r1->next_in_epoch();
+    rows0.push_back(a.size(0)), rows1.push_back(b.size(0));
+    for (auto t : {a, b})
+      for (int64_t row = 0; row < t.size(0); ++row) starts.insert(t[row][0].item<int64_t>());
+  }
+  EXPECT_EQ(rows0, (std::vector<int64_t>{2, 2, 1}));
+  EXPECT_EQ(rows1, (std::vector<int64_t>{2, 2, 0}));
+  EXPECT_EQ(starts, (std::multiset<int64_t>{0, 3, 6, 9, 12, 15, 18, 21, 24}));
+  EXPECT_EQ(r0->next_in_epoch().size(0), 0);  // the epoch is spent: nothing more, no wrap
+  EXPECT_EQ(r0->state().epoch, 0);
 }
 
 TEST(Loader, TooLittleDataIsAClearError) {
@@ -177,14 +203,18 @@ TEST(ShardWriter, SplitsIntoNumberedShardsCountsIdsAndRejectsIdsOutsideTheVocabu
   auto d = scratch_dir("writer");
   ember::ShardWriter w(d, "train", 4, 10);
   w.add({1, 2, 3}, "doc a");
-  w.add({3, 3}, "doc b");  // 5 >= 4 tokens: flushed as train_00000.bin
+  w.add({3, 3}, "doc b");  // the 4th token fills train_00000.bin; the 5th starts the next shard
   w.add({9}, "doc c");
   w.flush();
   EXPECT_EQ(w.written(), (std::vector<std::string>{"train_00000.bin", "train_00001.bin"}));
   EXPECT_EQ(w.total(), 6);
   EXPECT_EQ(w.counts()[3], 3);
   EXPECT_EQ(w.counts()[9], 1);
-  EXPECT_EQ(ember::ShardFile(d / "train_00000.bin").size(), 5);
+  const ember::ShardFile first(d / "train_00000.bin"), second(d / "train_00001.bin");
+  EXPECT_EQ(first.size(), 4);  // exactly max_tokens, as llm.c's shards
+  EXPECT_EQ(second.size(), 2);
+  EXPECT_EQ(second.token(0), 3u);
+  EXPECT_EQ(second.token(1), 9u);
   try {
     w.add({10}, "doc d");
     FAIL() << "id 10 accepted with V = 10";

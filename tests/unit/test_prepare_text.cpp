@@ -126,4 +126,7 @@ TEST(PrepareText, HtmlToText) {
       "<p>One &amp; two&nbsp;&lt;three&gt; &#8212; &#x263A;</p><script>var "
       "x;</script><ul><li>a</li><li>b</li></ul></body></html>";
   EXPECT_EQ(ember::html_to_text(html), "Title\n\nOne & two <three> \u2014 \u263A\n\na\n\nb\n");
+  // <header> is not <head>, and an upper-case <SCRIPT> ends at its upper-case </SCRIPT>: neither
+  // swallows the rest of the page.
+  EXPECT_EQ(ember::html_to_text("<body><header>Site</header><SCRIPT>x</SCRIPT><p>Kept</p></body>"), "Site\n\nKept\n");
 }

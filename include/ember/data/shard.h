@@ -41,8 +41,10 @@ class ShardFile {
   int bytes_per_token_ = 2;
 };
 
-// Writes tokens as a shard (uint16 when every id < 65536, else uint32), atomically.
-void write_shard(const std::filesystem::path& path, const std::vector<uint32_t>& tokens);
+// Writes tokens as a shard, atomically: uint16 (llm.c's version 1) when the vocabulary fits, else
+// uint32 (llm.c's version 7). vocab = 0: decided by the largest id in `tokens`; a prepared corpus
+// passes its vocabulary so that every shard has the dtype its manifest declares.
+void write_shard(const std::filesystem::path& path, const std::vector<uint32_t>& tokens, int64_t vocab = 0);
 
 // Expands files, directories (their *.bin and *.npy files, sorted) and glob patterns; a
 // "nanogpt:" prefix carries over to every file it expands to. `key` names the
