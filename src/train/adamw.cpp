@@ -6,8 +6,20 @@
 
 namespace ember {
 
+namespace {
+
+// Biases, norm gains and the knot scale are not weights to shrink, whatever their rank (Titans'
+// per-head gate biases b_gates [3, H], LEV's per-head LayerNorm ln_weight / ln_bias [h, d_s]).
+bool is_bias_or_norm(const std::string& name) {
+  const std::string leaf = name.substr(name.rfind('.') + 1);  // the whole name when it has no '.'
+  return leaf.ends_with("bias") || leaf.starts_with("b_") || leaf.starts_with("ln_") || leaf == "knot_scale" ||
+         name.find("norm") != std::string::npos;
+}
+
+}  // namespace
+
 bool parameter_decays(const std::string& name, const at::Tensor& p, bool decay_embeddings) {
-  if (p.dim() < 2) return false;  // norm gains, biases, scalars
+  if (p.dim() < 2 || is_bias_or_norm(name)) return false;  // norm gains, biases, scalars
   if (name.rfind("embedding.", 0) == 0) return decay_embeddings;
   return true;
 }

@@ -3,7 +3,11 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <set>
 
+#include "ember/model/init.h"
+#include "ember/model/lev.h"
+#include "ember/model/lm.h"
 #include "ember/train/adamw.h"
 #include "ember/train/lr_schedule.h"
 
@@ -50,6 +54,23 @@ TEST(AdamW, NoDecayOnNormsBiasesAndEmbeddingsByDefault) {
   EXPECT_FALSE(ember::parameter_decays("embedding.weight", torch::ones({4, 4}), false));
   EXPECT_TRUE(ember::parameter_decays("embedding.weight", torch::ones({4, 4}), true));
   EXPECT_TRUE(ember::parameter_decays("layers.0.mixer.wq", torch::ones({4, 4}), false));
+  // Biases and norm parameters of rank 2 do not decay either (Titans' gate biases, LEV's per-head
+  // LayerNorm and knot scale), even with decay_embeddings; their matrices do.
+  ember::ModelConfig c;
+  c.vocab_size = 64, c.d_model = 32, c.n_layers = 1, c.n_heads = 2, c.mlp.d_ff = 64;
+  c.mixer.kind = "titans";
+  c.embedding.kind = "lev";
+  c.embedding.get<ember::LevConfig>().learnable_knot_scale = true;
+  ember::MetaInitScope meta;
+  ember::LanguageModel m(c);
+  std::set<std::string> decayed;
+  for (const auto& item : m.named_parameters())
+    if (ember::parameter_decays(item.key(), item.value(), true)) decayed.insert(item.key());
+  for (std::string kept : {"layers.0.mixer.b_gates", "embedding.ln_weight", "embedding.ln_bias", "embedding.knot_scale",
+                           "layers.0.mixer.out_norm.weight"})
+    EXPECT_EQ(decayed.count(kept), 0u) << kept;
+  for (std::string decays : {"layers.0.mixer.w_gates", "layers.0.mixer.wq", "embedding.seed_proj", "embedding.spline"})
+    EXPECT_EQ(decayed.count(decays), 1u) << decays;
   // A no-decay parameter with zero gradient does not move at all.
   OptimConfig cfg;
   cfg.weight_decay = 0.5;

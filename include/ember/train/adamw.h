@@ -1,5 +1,5 @@
-// AdamW with decay / no-decay groups (no decay on 1-D parameters such as norm gains and biases,
-// nor on embeddings unless optim.decay_embeddings), one fused pass per group (ATen's
+// AdamW with decay / no-decay groups (no decay on norm gains, biases and other 1-D parameters,
+// whatever their rank, nor on embeddings unless optim.decay_embeddings), one fused pass per group (ATen's
 // _fused_adamw_). Decoupled decay: p <- p (1 - lr wd) - lr m_hat / (sqrt(v_hat) + eps).
 #pragma once
 #include <ATen/ATen.h>
