@@ -26,7 +26,8 @@ double CapacityBound::value() const {
   if (ln_k > std::log(std::numeric_limits<double>::max())) return std::numeric_limits<double>::infinity();
   const double k = std::exp(ln_k);
   if (!integer_ceiling || ln_k >= kLnExactInteger) return k;
-  return std::ceil(k * (1 - 1e-14));  // robust to exp() rounding an integer up by a few ulps
+  if (std::isfinite(direct)) return std::ceil(direct);  // the reference's np.ceil of the same operations
+  return std::ceil(k * (1 - 1e-14));                    // robust to exp() rounding an integer up by a few ulps
 }
 
 double CapacityBound::log10() const {
@@ -37,7 +38,7 @@ CapacityBound full_form_capacity(double d, double eps, const FullFormConstants& 
   check_inputs(d, eps, "full-form capacity");
   // docs/capacity.md: max_k = ceil( ( d exp( (eps^2 d^c / C)^(1/b) ) )^(1/a) ), taken in logs
   const double inner = std::pow(eps * eps * std::pow(d, k.c) / k.C, 1.0 / k.b);
-  return {(std::log(d) + inner) / k.a, true};
+  return {(std::log(d) + inner) / k.a, true, true, std::pow(d * std::exp(inner), 1.0 / k.a)};
 }
 
 CapacityBound single_constant_capacity(double d, double eps, double C) {

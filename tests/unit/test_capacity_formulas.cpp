@@ -48,6 +48,11 @@ TEST(CapacityFormulas, SingleConstantAndJlForLlama2) {
 
 TEST(CapacityFormulas, FullFormIsAnIntegerCeilingAndHugeValuesStayInLogs) {
   const auto small = full_form_capacity(16, 0.05);
+  // The exact integers of the reference's max_k (np.ceil of the same operations in float64),
+  // at 4e9, 1e10 and 2e14, where a tolerance proportional to k would lose units.
+  EXPECT_EQ(full_form_capacity(5376, 0.07421).value(), 4351177195.0);
+  EXPECT_EQ(full_form_capacity(4096, 0.09).value(), 11635062127.0);
+  EXPECT_EQ(full_form_capacity(8192, 0.09).value(), 202957499422786.0);
   EXPECT_EQ(small.value(), std::ceil(small.value()));
   const auto huge = full_form_capacity(1e6, 0.9);
   EXPECT_TRUE(std::isinf(huge.value()));

@@ -3,6 +3,7 @@
 // standard Johnson-Lindenstrauss bound, plus the class rule. Capacities can exceed any double
 // (d = 8192 at eps = 0.3 gives ~10^200), so every bound is carried as a natural logarithm.
 #pragma once
+#include <limits>
 #include <string>
 
 namespace ember {
@@ -22,7 +23,8 @@ struct CapacityBound {
   double ln_k = 0.0;             // natural log of the bound on k
   bool integer_ceiling = false;  // the full form's max_k is ceil()'d; the other bounds are not
   bool defined = true;           // false when epsilon is outside (0, 1], where no formula applies
-  double value() const;          // the bound itself; +inf when it does not fit a double; NaN if undefined
+  double direct = std::numeric_limits<double>::quiet_NaN();  // the formula in its own order, when finite
+  double value() const;  // the bound itself; +inf when it does not fit a double; NaN if undefined
   double log10() const;
 };
 
