@@ -23,7 +23,8 @@ int64_t sample_token(const at::Tensor& logits, const SamplingOptions& o, at::Gen
   auto z = logits.to(at::kDouble);
   if (o.temperature == 0 || o.top_k == 1) return z.argmax().item<int64_t>();  // greedy
   auto [sorted, order] = z.div(o.temperature).sort(/*dim=*/-1, /*descending=*/true);
-  if (o.top_k > 0 && o.top_k < sorted.size(0)) sorted.narrow(0, o.top_k, sorted.size(0) - o.top_k).fill_(-INFINITY);
+  if (o.top_k > 0 && o.top_k < sorted.size(0))  // below the k-th largest; ties with it stay (as HF's top-k)
+    sorted.masked_fill_(sorted < sorted[o.top_k - 1], -INFINITY);
   auto probs = at::softmax(sorted, -1);
   if (o.top_p < 1) {  // nucleus: the smallest prefix whose mass reaches p (the most likely always stays)
     auto before = probs.cumsum(0) - probs;  // mass of the strictly more likely tokens

@@ -91,6 +91,11 @@ TEST(Generate, SamplingFollowsTheTemperatureAndTheSeed) {
   const auto k2 = frequencies(z, o, 5000);
   EXPECT_EQ(k2[2] + k2[3], 0.0);
   EXPECT_NEAR(k2[0], want[0].item<double>() / (want[0] + want[1]).item<double>(), 0.03);
+  auto tied = torch::tensor({2.0, 1.0, 1.0, -1.0}, torch::kDouble);  // the 2nd and 3rd tie: top-2 keeps both
+  const auto kt = frequencies(tied, o, 3000);
+  EXPECT_GT(kt[1], 0.05);
+  EXPECT_GT(kt[2], 0.05);
+  EXPECT_EQ(kt[3], 0.0);
   o.top_k = 0, o.temperature = 1.0, o.top_p = 0.6;  // probabilities .64 .24 .09 .03: .64 alone reaches .6
   const auto p = frequencies(z, o, 500);
   EXPECT_NEAR(p[0], 1.0, 1e-9);  // every draw
