@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -24,7 +24,8 @@ namespace {
 
 void flatten(const YAML::Node& n, const std::string& prefix, std::map<std::string, std::string>& out) {
   if (n.IsMap()) {
-    for (const auto& kv : n) flatten(kv.second, prefix.empty() ? kv.first.Scalar() : prefix + "." + kv.first.Scalar(), out);
+    for (const auto& kv : n)
+      flatten(kv.second, prefix.empty() ? kv.first.Scalar() : prefix + "." + kv.first.Scalar(), out);
     return;
   }
   YAML::Emitter e;
@@ -77,11 +78,17 @@ Stat pooled(const std::vector<const RunResult*>& runs, Get get) {
 }
 
 std::string shown(const Stat& s, const char* format, size_t n) {
+  if (!std::isfinite(s.mean)) return "n/a";  // a run without the record
   auto text = fmt::format(fmt::runtime(format), s.mean);
   return n > 1 ? text + " ± " + fmt::format(fmt::runtime(format), s.std) : text;
 }
 
-std::string percent(double change) { return fmt::format("{:+.1f}%", change); }
+std::string percent(double change) { return std::isfinite(change) ? fmt::format("{:+.1f}%", change) : "n/a"; }
+
+// A CSV number; an empty cell when it is missing (NaN) or not applicable.
+std::string cell(double v, bool applicable = true) {
+  return applicable && std::isfinite(v) ? fmt::format("{:.6g}", v) : std::string();
+}
 
 std::string run_name(const fs::path& dir) {
   auto normal = dir.lexically_normal();
@@ -104,7 +111,8 @@ RunResult read_run(const fs::path& dir) {
   RunResult r;
   r.dir = dir;
   const auto config_file = dir / "config.yaml";
-  if (!fs::is_regular_file(config_file)) throw UsageError("report: " + config_file.string() + " not found (is it a run directory?)");
+  if (!fs::is_regular_file(config_file))
+    throw UsageError("report: " + config_file.string() + " not found (is it a run directory?)");
   const auto cfg = load_config({config_file.string()}, {});
   flatten(YAML::LoadFile(config_file.string()), "", r.settings);
   r.group = std::regex_replace(run_name(dir), std::regex("_seed-?[0-9]+$"), "");
@@ -160,7 +168,8 @@ Report make_report(const std::vector<RunResult>& runs, const std::string& baseli
   report.baseline = baseline.empty() ? order.front() : baseline;
   report.rare_range = runs.front().rare_range;
   if (!groups.count(report.baseline))
-    throw UsageError("report: --baseline '" + report.baseline + "' is none of the members (" + fmt::format("{}", fmt::join(order, ", ")) + ")");
+    throw UsageError("report: --baseline '" + report.baseline + "' is none of the members (" +
+                     fmt::format("{}", fmt::join(order, ", ")) + ")");
   // Settings on which runs that have them disagree (seed, the run's name and place excluded; a
   // key only some runs have, like a mixer kind's own section, follows from another that differs).
   const std::set<std::string> ignored = {"train.seed", "log.name", "log.dir"};
@@ -174,7 +183,8 @@ Report make_report(const std::vector<RunResult>& runs, const std::string& baseli
     ReportRow row;
     row.member = name;
     for (const auto* r : g) row.runs.push_back(r->dir);
-    for (const auto& key : report.varied) row.settings[key] = g.front()->settings.count(key) ? g.front()->settings.at(key) : "";
+    for (const auto& key : report.varied)
+      row.settings[key] = g.front()->settings.count(key) ? g.front()->settings.at(key) : "";
     row.params = pooled(g, [](const RunResult& r) { return r.params; });
     row.tokens = pooled(g, [](const RunResult& r) { return r.tokens; });
     row.train_loss = pooled(g, [](const RunResult& r) { return r.train_loss; });
@@ -192,7 +202,8 @@ Report make_report(const std::vector<RunResult>& runs, const std::string& baseli
     report.rows.push_back(std::move(row));
   }
   for (const auto& [task, stat] : report.rows.front().tasks)
-    if (std::all_of(report.rows.begin(), report.rows.end(), [&](const ReportRow& r) { return r.tasks.count(task) > 0; }))
+    if (std::all_of(report.rows.begin(), report.rows.end(),
+                    [&](const ReportRow& r) { return r.tasks.count(task) > 0; }))
       report.tasks.push_back(task);
   const auto& base = *std::find_if(report.rows.begin(), report.rows.end(),
                                    [&](const ReportRow& r) { return r.member == report.baseline; });
@@ -205,7 +216,8 @@ Report make_report(const std::vector<RunResult>& runs, const std::string& baseli
 }
 
 std::string report_markdown(const Report& report) {
-  const bool buckets = std::all_of(report.rows.begin(), report.rows.end(), [](const ReportRow& r) { return r.has_buckets; });
+  const bool buckets =
+      std::all_of(report.rows.begin(), report.rows.end(), [](const ReportRow& r) { return r.has_buckets; });
   std::ostringstream md;
   md << "# Report\n\nBaseline: `" << report.baseline << "`. Values are means over a member's seeds (± sample "
      << "standard deviation when there are several); changes are relative to the baseline's mean.\n\n";
@@ -262,13 +274,15 @@ std::string report_csv(const Report& report) {
     for (const auto& key : report.varied) csv << "," << quote(r.settings.at(key));
     std::vector<std::string> dirs;
     for (const auto& d : r.runs) dirs.push_back(d.string());
-    auto bucket = [&](double v) { return r.has_buckets ? fmt::format("{:.6g}", v) : std::string(); };
-    csv << fmt::format(",{},{:.0f},{:.0f},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.4g},{},{},{},{},{:.6g}",
-                       r.runs.size(), r.params.mean, r.tokens.mean, r.train_loss.mean, r.train_loss.std,
-                       r.val_loss.mean, r.val_loss.std, r.val_ppl.mean, r.val_ppl.std, r.val_ppl_change,
-                       bucket(r.rare_ppl.mean), bucket(r.rare_ppl.std), bucket(r.rare_ppl_change),
-                       bucket(r.frequent_ppl.mean), r.tokens_per_s.mean);
-    for (const auto& task : report.tasks) csv << fmt::format(",{:.6g},{:.6g}", r.tasks.at(task).mean, r.tasks.at(task).std);
+    const bool spread = r.runs.size() > 1;  // a standard deviation needs two seeds
+    csv << fmt::format(",{},{:.0f},{:.0f},{:.6g},{},{},{},{},{},{},{},{},{},{},{:.6g}", r.runs.size(), r.params.mean,
+                       r.tokens.mean, r.train_loss.mean, cell(r.train_loss.std, spread), cell(r.val_loss.mean),
+                       cell(r.val_loss.std, spread), cell(r.val_ppl.mean), cell(r.val_ppl.std, spread),
+                       cell(r.val_ppl_change), cell(r.rare_ppl.mean, r.has_buckets),
+                       cell(r.rare_ppl.std, r.has_buckets && spread), cell(r.rare_ppl_change, r.has_buckets),
+                       cell(r.frequent_ppl.mean, r.has_buckets), r.tokens_per_s.mean);
+    for (const auto& task : report.tasks)
+      csv << fmt::format(",{:.6g},{:.6g}", r.tasks.at(task).mean, r.tasks.at(task).std);
     csv << "," << quote(fmt::format("{}", fmt::join(dirs, ";"))) << "\n";
   }
   return csv.str();

@@ -2,7 +2,9 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <limits>
 #include <set>
 
 #include "ember/checkpoint/run_config.h"
@@ -68,6 +70,20 @@ std::string safe_name(const std::string& text) {
   return out;
 }
 
+// A whole integer >= lowest, or a ConfigError naming the key ("1.5", "2x", "many" are not).
+int64_t integer_at(const SweepReader& r, const std::string& text, const std::string& key, int64_t lowest) {
+  size_t used = 0;
+  int64_t v = 0;
+  try {
+    v = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size()) r.fail(key, "'" + text + "' is not an integer");
+  if (v < lowest) r.fail(key, "must be >= " + std::to_string(lowest) + ", got " + text);
+  return v;
+}
+
 void read_grid(const SweepReader& r, const YAML::Node& grid, SweepSpec& spec) {
   if (!grid.IsMap()) r.fail("grid", "expected a map of config keys to lists of values");
   for (const auto& kv : grid) {
@@ -105,7 +121,7 @@ void read_tasks(const SweepReader& r, const YAML::Node& tasks, SweepSpec& spec) 
     if (task.kind != "choice" && task.kind != "lambada")
       r.fail(where + ".kind", "unknown task kind '" + task.kind + "' (kinds: choice, lambada)");
     if (!std::filesystem::is_regular_file(task.file)) r.fail(where + ".file", "'" + task.file + "' not found");
-    if (t["limit"]) task.limit = std::stoll(r.scalar(t["limit"], where + ".limit"));
+    if (t["limit"]) task.limit = integer_at(r, r.scalar(t["limit"], where + ".limit"), where + ".limit", 0);
     spec.tasks.push_back(std::move(task));
   }
 }
@@ -133,20 +149,23 @@ SweepSpec load_sweep(const std::string& path) {
   if (root["members"]) read_members(r, root["members"], spec);
   if (spec.grid.empty() && spec.listed.empty()) r.fail("grid", "a sweep needs a grid, a list of members, or both");
   if (root["seeds"])
-    for (const auto& s : r.strings(root["seeds"], "seeds")) try {
-        spec.seeds.push_back(std::stoll(s));
-      } catch (const std::exception&) {
-        r.fail("seeds", "'" + s + "' is not an integer");
-      }
-  if (root["baseline"]) spec.baseline = r.scalar(root["baseline"], "baseline");
+    for (const auto& s : r.strings(root["seeds"], "seeds")) {
+      spec.seeds.push_back(integer_at(r, s, "seeds", std::numeric_limits<int64_t>::min()));
+      if (std::count(spec.seeds.begin(), spec.seeds.end(), spec.seeds.back()) > 1)
+        r.fail("seeds", "seed " + s + " is listed twice");
+    }
+  if (root["baseline"]) spec.baseline = safe_name(r.scalar(root["baseline"], "baseline"));  // as members are named
   if (root["evals"])
     for (const auto& e : r.strings(root["evals"], "evals")) {
-      if (e == "buckets") spec.buckets = true;
-      else if (e == "capacity") spec.capacity = true;
+      if (e == "buckets")
+        spec.buckets = true;
+      else if (e == "capacity")
+        spec.capacity = true;
       else if (e != "perplexity")
         r.fail("evals", "unknown evaluation '" + e + "' (evaluations: perplexity, buckets, capacity)");
     }
-  if (root["eval_batches"]) spec.eval_batches = std::stoll(r.scalar(root["eval_batches"], "eval_batches"));
+  if (root["eval_batches"])
+    spec.eval_batches = integer_at(r, r.scalar(root["eval_batches"], "eval_batches"), "eval_batches", 0);
   if (root["tasks"]) read_tasks(r, root["tasks"], spec);
   return spec;
 }
@@ -176,6 +195,9 @@ std::vector<SweepMember> sweep_members(const SweepSpec& spec) {
   std::vector<SweepMember> out;
   std::set<std::string> names;
   for (auto& base : bases) {
+    if (base.name.empty() || base.name.find_first_not_of('.') == std::string::npos)
+      throw ConfigError(spec.file + ": a member named '" + base.name + "' would not be a directory of its own under " +
+                        spec.out);
     base.group = base.name;
     if (!names.insert(base.name).second)
       throw ConfigError(spec.file + ": two members are both named '" + base.name + "'");

@@ -126,6 +126,23 @@ expect_error "typo.yaml: seed: unknown key (did you mean 'seeds'?)" "$EMBER" swe
 expect_error "--member 9 is out of range" "$EMBER" sweep s.yaml --member 9
 expect_error "not found" "$EMBER" sweep missing.yaml
 expect_error "report: --baseline 'lev' is none of the members" "$EMBER" report sw/attention_seed1 --baseline lev
+for bad in "seeds: [1.5]|seeds: '1.5' is not an integer" "seeds: [1, 1]|seeds: seed 1 is listed twice" \
+  "eval_batches: many|eval_batches: 'many' is not an integer" "eval_batches: -1|eval_batches: must be >= 0"; do
+  printf 'out: x\ngrid: {train.steps: [5]}\n%s\n' "${bad%%|*}" >b.yaml
+  expect_error "b.yaml: ${bad#*|}" "$EMBER" sweep b.yaml --dry-run
+done
+printf 'out: x\nmembers: [{name: ".."}]\n' >dots.yaml
+expect_error "a member named '..' would not be a directory of its own under x" "$EMBER" sweep dots.yaml --dry-run
+# A baseline that fails costs the others nothing: they are reported (against the first member),
+# and the failure is named.
+sed -e 's/^out: sw3/out: sw4/' s3.yaml >s4.yaml
+printf 'members: [{name: broken, set: {data.train: [nowhere/train_*.bin]}}]\nbaseline: broken\n' >>s4.yaml
+sed -i '/^baseline: attention$/d' s4.yaml
+rc=0; "$EMBER" sweep s4.yaml >s4.out 2>s4.err || rc=$?
+[ "$rc" -ne 0 ] || fail "a sweep with a failed member must exit non-zero"
+grep -q "member(s) failed: broken" s4.err || { cat s4.err >&2; fail "the failed baseline is not named"; }
+grep -q "the baseline 'broken' has no finished run" s4.err || { cat s4.err >&2; fail "no warning for the baseline"; }
+[ -f sw4/report.csv ] && grep -q "^attention," sw4/report.csv || fail "the finished member was not reported"
 # Every sweep file shipped in sweeps/ reads and its members' configs resolve.
 for f in "$EMBER_SOURCE_DIR"/configs/sweeps/*.yaml; do
   (cd "$EMBER_SOURCE_DIR" && "$EMBER" sweep "$f" --dry-run >/dev/null) || fail "$f does not resolve"

@@ -69,7 +69,8 @@ TEST(Sweep, BadFilesAreErrorsNamingTheFileAndKey) {
     const auto msg = error_of(write_text(dir, name, text).string());
     EXPECT_NE(msg.find(want), std::string::npos) << name << ": " << msg;
   };
-  expect("a.yaml", "out: x\ngrid: {model.d_model: [64]}\nseed: [1]\n", "a.yaml: seed: unknown key (did you mean 'seeds'?)");
+  expect("a.yaml", "out: x\ngrid: {model.d_model: [64]}\nseed: [1]\n",
+         "a.yaml: seed: unknown key (did you mean 'seeds'?)");
   expect("b.yaml", "out: x\n", "b.yaml: grid: a sweep needs a grid, a list of members, or both");
   expect("c.yaml", "out: x\ngrid: {model.d_model: []}\n", "c.yaml: grid.model.d_model: expected a non-empty list");
   expect("d.yaml", "out: x\nmembers: [{name: a}, {name: a}]\n", "two members are both named 'a'");
@@ -84,8 +85,8 @@ TEST(Sweep, BadFilesAreErrorsNamingTheFileAndKey) {
 }
 
 TEST(Sweep, AMemberWithABadKeyFailsBeforeAnyTraining) {
-  auto members = std::vector<ember::SweepMember>{{"ok", "ok", {}, {"train.steps=500"}},
-                                                 {"typo", "typo", {}, {"model.d_modl=64"}}};
+  auto members =
+      std::vector<ember::SweepMember>{{"ok", "ok", {}, {"train.steps=500"}}, {"typo", "typo", {}, {"model.d_modl=64"}}};
   try {
     ember::check_sweep_members(members);
     FAIL() << "a bad key was accepted";
@@ -105,8 +106,9 @@ void write_run(const std::filesystem::path& dir, const std::string& mixer, doubl
   write_text(dir, "config.yaml", ember::to_yaml(ember::load_config({}, {"model.mixer.kind=" + mixer, "train.seed=3"})));
   write_text(dir, "metrics.jsonl",
              "{\"kind\":\"train\",\"step\":10,\"tokens\":1000,\"loss\":9.0,\"tokens_per_s\":1.0}\n"
-             "{\"kind\":\"train\",\"step\":20,\"tokens\":2000,\"loss\":" + std::to_string(train_loss) +
-                 ",\"tokens_per_s\":" + std::to_string(rate) + "}\n{\"kind\":\"eval\",\"step\":20,\"val_loss\":9,\"val_ppl\":9}\n");
+             "{\"kind\":\"train\",\"step\":20,\"tokens\":2000,\"loss\":" +
+                 std::to_string(train_loss) + ",\"tokens_per_s\":" + std::to_string(rate) +
+                 "}\n{\"kind\":\"eval\",\"step\":20,\"val_loss\":9,\"val_ppl\":9}\n");
   write_text(dir, "eval.json",
              "{\"loss\":" + std::to_string(val_loss) + ",\"perplexity\":" + std::to_string(std::exp(val_loss)) +
                  ",\"tokens\":100,\"buckets\":[{\"tokens\":0,\"perplexity\":1.0},{\"tokens\":40,\"perplexity\":" +
@@ -155,6 +157,26 @@ TEST(Report, SeedsArePooledAndChangesAreAgainstTheBaselineMean) {
   EXPECT_THROW(ember::read_run(dir / "none"), ember::UsageError);
 }
 
+// A run without an evaluation record is "n/a" (an empty CSV cell), not a perplexity of 0 and a
+// -100% change; a single seed has no spread cell; a change against a baseline without buckets is empty.
+TEST(Report, MissingValuesAreShownAsMissing) {
+  ember::RunResult base, stripped;
+  base.group = "base", stripped.group = "stripped";
+  base.dir = "base", stripped.dir = "stripped";
+  base.val_loss = 1.0, base.val_ppl = std::exp(1.0), base.train_loss = stripped.train_loss = 1.1;
+  stripped.rare_ppl = 5.0, stripped.frequent_ppl = 2.0;  // buckets the baseline lacks
+  const auto report = ember::make_report({base, stripped}, "base");
+  const auto& row = report.rows[1];
+  EXPECT_TRUE(std::isnan(row.val_ppl.mean));
+  EXPECT_TRUE(std::isnan(row.val_ppl_change));
+  EXPECT_TRUE(std::isnan(row.rare_ppl_change));
+  const auto md = ember::report_markdown(report);
+  EXPECT_NE(md.find("| n/a | n/a | n/a |"), std::string::npos) << md;  // val loss, val ppl, change
+  const auto csv = ember::report_csv(report);
+  const auto line = csv.substr(csv.find("\nstripped,") + 1);
+  EXPECT_EQ(line.rfind("stripped,1,0,0,1.1,,,,,,,5,,,2,", 0), 0u) << csv;
+}
+
 TEST(Report, FigureInputsAreReadAndEveryFigureIsWrittenAsPngAndSvg) {
   const auto dir = scratch_dir("report", "figures");
   write_run(dir / "tied", "attention", 2.0, 1.0, 10.0, 100, 0.5);
@@ -166,11 +188,14 @@ TEST(Report, FigureInputsAreReadAndEveryFigureIsWrittenAsPngAndSvg) {
              "{\"kind\":\"capacity\",\"step\":20,\"tied\":false,\"input_epsilon\":0.4,\"head_epsilon\":0.6}\n");
   std::vector<int64_t> histogram(2000, 0);
   histogram[1000] = 5, histogram[1200] = 1;
-  nlohmann::json ev = {{"loss", 1.0}, {"perplexity", std::exp(1.0)}, {"tokens", 100},
-                       {"buckets", {{{"range", "< 1e-07"}, {"tokens", 0}, {"perplexity", 1.0}},
-                                    {{"range", "1e-07 .. 1e-06"}, {"tokens", 5}, {"perplexity", 9e5}},
-                                    {{"range", "1e-06 .. 1e-05"}, {"tokens", 40}, {"perplexity", 30.0}},
-                                    {{"range", ">= 1e-05"}, {"tokens", 60}, {"perplexity", 3.0}}}},
+  nlohmann::json ev = {{"loss", 1.0},
+                       {"perplexity", std::exp(1.0)},
+                       {"tokens", 100},
+                       {"buckets",
+                        {{{"range", "< 1e-07"}, {"tokens", 0}, {"perplexity", 1.0}},
+                         {{"range", "1e-07 .. 1e-06"}, {"tokens", 5}, {"perplexity", 9e5}},
+                         {{"range", "1e-06 .. 1e-05"}, {"tokens", 40}, {"perplexity", 30.0}},
+                         {{"range", ">= 1e-05"}, {"tokens", 60}, {"perplexity", 3.0}}}},
                        {"capacity", {{"histogram", histogram}, {"mu", 0.03}, {"epsilon", 0.19}}}};
   write_text(dir / "tied", "eval.json", ev.dump());
   const auto run = ember::read_run(dir / "tied");
@@ -198,7 +223,8 @@ TEST(Report, FigureInputsAreReadAndEveryFigureIsWrittenAsPngAndSvg) {
   for (const auto& name : names)
     for (const char* ext : {".png", ".svg"})
       EXPECT_GT(std::filesystem::file_size(out / (name + ext)), 1000u) << name << ext;
-  EXPECT_NE(ember::figures_markdown(figures).find("![Perplexity per frequency bucket](bucket_ppl.png) ([SVG](bucket_ppl.svg))"),
+  EXPECT_NE(ember::figures_markdown(figures).find(
+                "![Perplexity per frequency bucket](bucket_ppl.png) ([SVG](bucket_ppl.svg))"),
             std::string::npos);
   ember::BarChart bad{"t", "y", {"a"}, {{"s", {-1.0}, {}}}, true, true};
   EXPECT_THROW(ember::write_bar_chart(out / "bad.png", bad), ember::UsageError);  // non-positive on a log axis

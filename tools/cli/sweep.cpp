@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <filesystem>
@@ -17,6 +18,7 @@
 #include "ember/experiment/sweep_spec.h"
 #include "ember/util/error.h"
 #include "ember/util/files.h"
+#include "ember/util/log.h"
 
 namespace ember::cli {
 namespace {
@@ -176,7 +178,13 @@ void report_sweep(const SweepSpec& spec, const std::vector<SweepMember>& members
     if (fs::is_regular_file(fs::path(spec.out) / m.name / "eval.json"))
       runs.push_back(read_run(fs::path(spec.out) / m.name));
   if (runs.empty()) return;
-  const auto report = make_report(runs, spec.baseline);
+  std::string baseline = spec.baseline;  // a failed baseline must not cost the others their report
+  if (!baseline.empty() &&
+      std::none_of(runs.begin(), runs.end(), [&](const RunResult& r) { return r.group == baseline; })) {
+    log::warn("sweep: the baseline '{}' has no finished run; the report compares against the first member", baseline);
+    baseline.clear();
+  }
+  const auto report = make_report(runs, baseline);
   write_report(report, runs, spec.out);
   std::cout << "\n"
             << report_markdown(report) << "\nreport: " << (fs::path(spec.out) / "report.md").string() << ", "

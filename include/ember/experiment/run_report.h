@@ -6,18 +6,22 @@
 #pragma once
 #include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
 
 namespace ember {
 
+inline constexpr double kMissing = std::numeric_limits<double>::quiet_NaN();  // shown as "n/a", an empty CSV cell
+
 struct RunResult {
   std::filesystem::path dir;
   std::string group;                            // the directory name without a _seed<N> suffix
   std::map<std::string, std::string> settings;  // the resolved config, flattened: "model.mixer.kind" -> "titans"
   double params = 0, steps = 0, tokens = 0;
-  double train_loss = 0, val_loss = 0, val_ppl = 0, tokens_per_s = 0;
+  double train_loss = 0, tokens_per_s = 0;
+  double val_loss = kMissing, val_ppl = kMissing;  // NaN when the run has no evaluation record
   double rare_ppl = -1, frequent_ppl = -1;  // the rare / most frequent bucket (run_report.cpp); -1: not evaluated
   std::string rare_range;                   // the rare bucket's frequency range
   std::map<std::string, double> tasks;      // "<task> acc" (and "<task> acc_norm" for choice) -> value
@@ -30,8 +34,8 @@ struct RunResult {
   struct Epsilon {
     double tokens = 0, input = 0, head = 0;
   };
-  std::vector<Epsilon> epsilon_curve;  // eval.capacity_every records (sampled epsilon during training)
-  bool tied = false;                   // the head is the input table (its epsilon is the input's)
+  std::vector<Epsilon> epsilon_curve;     // eval.capacity_every records (sampled epsilon during training)
+  bool tied = false;                      // the head is the input table (its epsilon is the input's)
   std::vector<int64_t> cosine_histogram;  // eval.json's capacity: the input embedding's pairwise cosines
   double capacity_mu = 0, capacity_epsilon = 0;
 };
@@ -51,8 +55,8 @@ struct ReportRow {
   std::map<std::string, std::string> settings;  // only the keys in which members differ
   Stat params, tokens, train_loss, val_loss, val_ppl, rare_ppl, frequent_ppl, tokens_per_s;
   bool has_buckets = false;
-  std::map<std::string, Stat> tasks;  // the tasks every run of the member has
-  double val_ppl_change = 0, rare_ppl_change = 0;  // percent relative to the baseline's mean
+  std::map<std::string, Stat> tasks;                             // the tasks every run of the member has
+  double val_ppl_change = kMissing, rare_ppl_change = kMissing;  // percent relative to the baseline's mean
 };
 
 struct Report {
