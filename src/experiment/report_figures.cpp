@@ -62,23 +62,32 @@ bool write_both(const fs::path& dir, const std::string& name, auto write) {
 }
 
 bool loss_curves(const Members& members, const fs::path& dir, bool validation) {
-  LineChart chart{validation ? "Validation loss (mean over seeds)" : "Training loss (mean over seeds)", "tokens",
-                  "loss (nats/token)", 0, 1, {}};
+  LineChart chart{validation ? "Validation loss (mean over seeds)" : "Training loss (mean over seeds)",
+                  "tokens",
+                  "loss (nats/token)",
+                  0,
+                  1,
+                  {}};
   const auto curve = validation ? &RunResult::val_curve : &RunResult::train_curve;
   for (const auto& [name, runs] : members) {
-    auto s = mean_curve(name, runs, curve, [](const auto& p) { return p.first; }, [](const auto& p) { return p.second; });
+    auto s = mean_curve(
+        name, runs, curve, [](const auto& p) { return p.first; }, [](const auto& p) { return p.second; });
     if (!s.x.empty()) chart.series.push_back(std::move(s));
   }
   if (chart.series.empty()) return false;
   fit_y_range(chart);
-  return write_both(dir, validation ? "val_loss" : "train_loss", [&](const fs::path& f) { write_line_chart(f, chart); });
+  return write_both(dir, validation ? "val_loss" : "train_loss",
+                    [&](const fs::path& f) { write_line_chart(f, chart); });
 }
 
 bool val_loss_bars(const Report& report, const fs::path& dir) {
   BarChart chart{"Final validation loss (whiskers: std over seeds)", "loss (nats/token)", {}, {}, false, false};
   BarSeries s{"validation loss", {}, {}};
   for (const auto& row : report.rows)
-    chart.categories.push_back(row.member), s.values.push_back(row.val_loss.mean), s.spread.push_back(row.val_loss.std);
+    if (std::isfinite(row.val_loss.mean))  // a member without an evaluation has no bar
+      chart.categories.push_back(row.member), s.values.push_back(row.val_loss.mean),
+          s.spread.push_back(row.val_loss.std);
+  if (s.values.empty()) return false;
   chart.series.push_back(std::move(s));
   return write_both(dir, "val_loss_bars", [&](const fs::path& f) { write_bar_chart(f, chart); });
 }
@@ -109,18 +118,24 @@ bool bucket_bars(const Members& members, const fs::path& dir) {
 }
 
 bool epsilon_curves(const Members& members, const fs::path& dir) {
-  LineChart chart{"Sampled epsilon = mu + 2 sigma during training: input solid, untied head dashed", "tokens",
-                  "epsilon", 1e300, -1e300, {}};
+  LineChart chart{"Sampled epsilon = mu + 2 sigma during training: input solid, untied head dashed",
+                  "tokens",
+                  "epsilon",
+                  1e300,
+                  -1e300,
+                  {}};
   for (size_t i = 0; i < members.size(); ++i) {
     const auto& [name, runs] = members[i];
-    auto input = mean_curve(name, runs, &RunResult::epsilon_curve, [](const auto& p) { return p.tokens; },
-                            [](const auto& p) { return p.input; });
+    auto input = mean_curve(
+        name, runs, &RunResult::epsilon_curve, [](const auto& p) { return p.tokens; },
+        [](const auto& p) { return p.input; });
     if (input.x.empty()) continue;
     input.color = static_cast<int>(i);
     chart.series.push_back(std::move(input));
     if (runs.front()->tied) continue;
-    auto head = mean_curve(name + " head", runs, &RunResult::epsilon_curve, [](const auto& p) { return p.tokens; },
-                           [](const auto& p) { return p.head; });
+    auto head = mean_curve(
+        name + " head", runs, &RunResult::epsilon_curve, [](const auto& p) { return p.tokens; },
+        [](const auto& p) { return p.head; });
     head.color = static_cast<int>(i), head.dashed = true;
     chart.series.push_back(std::move(head));
   }
@@ -139,8 +154,8 @@ bool cosine_histograms(const Members& members, const fs::path& dir) {
     if (r->cosine_histogram.empty()) continue;
     const auto dir = r->dir.lexically_normal();
     const auto run = (dir.has_filename() ? dir : dir.parent_path()).filename().string();
-    series.push_back({name + (runs.size() > 1 ? " (" + run + ")" : ""),
-                      r->cosine_histogram, r->capacity_mu, r->capacity_epsilon, false});
+    series.push_back({name + (runs.size() > 1 ? " (" + run + ")" : ""), r->cosine_histogram, r->capacity_mu,
+                      r->capacity_epsilon, false});
   }
   if (series.empty()) return false;
   return write_both(dir, "cosine_histogram", [&](const fs::path& f) { write_cosine_histogram(f, series); });
@@ -157,14 +172,16 @@ std::vector<ReportFigure> write_report_figures(const Report& report, const std::
   if (loss_curves(members, dir, false)) written.push_back({"train_loss", "Training loss against tokens"});
   if (bucket_bars(members, dir)) written.push_back({"bucket_ppl", "Perplexity per frequency bucket"});
   if (epsilon_curves(members, dir)) written.push_back({"epsilon", "Embedding epsilon during training"});
-  if (cosine_histograms(members, dir)) written.push_back({"cosine_histogram", "Pairwise cosines of the final input embeddings"});
+  if (cosine_histograms(members, dir))
+    written.push_back({"cosine_histogram", "Pairwise cosines of the final input embeddings"});
   return written;
 }
 
 std::string figures_markdown(const std::vector<ReportFigure>& figures) {
   if (figures.empty()) return "";
   std::string md = "\n## Figures\n\n";
-  for (const auto& f : figures) md += fmt::format("### {}\n\n![{}]({}.png) ([SVG]({}.svg))\n\n", f.title, f.title, f.name, f.name);
+  for (const auto& f : figures)
+    md += fmt::format("### {}\n\n![{}]({}.png) ([SVG]({}.svg))\n\n", f.title, f.title, f.name, f.name);
   return md;
 }
 

@@ -175,6 +175,9 @@ TEST(Report, MissingValuesAreShownAsMissing) {
   const auto csv = ember::report_csv(report);
   const auto line = csv.substr(csv.find("\nstripped,") + 1);
   EXPECT_EQ(line.rfind("stripped,1,0,0,1.1,,,,,,,5,,,2,", 0), 0u) << csv;
+  const auto out = scratch_dir("report", "missing");
+  ember::write_report(report, {base, stripped}, out);  // the figures skip what is missing
+  EXPECT_TRUE(std::filesystem::is_regular_file(out / "report.csv"));
 }
 
 TEST(Report, FigureInputsAreReadAndEveryFigureIsWrittenAsPngAndSvg) {
