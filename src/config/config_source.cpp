@@ -1,10 +1,30 @@
 #include "ember/config/config_source.h"
 
 #include <filesystem>
+#include <set>
 
 #include "ember/util/error.h"
 
 namespace ember {
+namespace {
+
+// yaml-cpp keeps the last of two equal keys silently; a config that says `steps` twice is a mistake.
+void check_unique_keys(const YAML::Node& node, const std::string& prefix, const std::string& origin) {
+  if (node.IsSequence())
+    for (const auto& item : node) check_unique_keys(item, prefix, origin);
+  if (!node.IsMap()) return;
+  std::set<std::string> seen;
+  for (const auto& kv : node) {
+    const std::string key = kv.first.Scalar();
+    const std::string path = prefix.empty() ? key : prefix + "." + key;
+    if (!seen.insert(key).second)
+      throw ConfigError(origin + ": line " + std::to_string(kv.first.Mark().line + 1) + ": key '" + path +
+                        "' appears twice in one mapping");
+    check_unique_keys(kv.second, path, origin);
+  }
+}
+
+}  // namespace
 
 ConfigSource ConfigSource::load(const std::vector<std::string>& files, const std::vector<std::string>& overrides) {
   ConfigSource src;
@@ -18,6 +38,7 @@ ConfigSource ConfigSource::load(const std::vector<std::string>& files, const std
     }
     if (doc.IsNull()) continue;
     if (!doc.IsMap()) throw ConfigError(file + ": top level must be a mapping of sections");
+    check_unique_keys(doc, "", file);
     src.merge(src.root_, doc, "", file);
   }
   for (const auto& o : overrides) src.apply_override(o);
@@ -34,6 +55,7 @@ ConfigSource ConfigSource::from_text(const std::string& yaml_text, const std::st
   }
   if (!doc.IsNull()) {
     if (!doc.IsMap()) throw ConfigError(origin + ": top level must be a mapping of sections");
+    check_unique_keys(doc, "", origin);
     src.merge(src.root_, doc, "", origin);
   }
   src.default_origin_ = origin;

@@ -60,6 +60,17 @@ TEST(Config, SetOverridesAnyKey) {
   EXPECT_EQ(c.data.train, (std::vector<std::string>{"x", "y"}));
 }
 
+// yaml-cpp would keep the last of two equal keys; ember names the second instead.
+TEST(Config, AKeyGivenTwiceInOneMappingIsAnError) {
+  auto f = write_yaml("twice.yaml", "train:\n  steps: 7\n  steps: 9\n");
+  auto msg = error_of({f.string()});
+  EXPECT_NE(msg.find(f.string() + ": line 3: key 'train.steps' appears twice"), std::string::npos) << msg;
+  auto g = write_yaml("sections.yaml", "train: {steps: 7}\nmodel: {d_model: 64}\ntrain: {seed: 2}\n");
+  EXPECT_NE(error_of({g.string()}).find("key 'train' appears twice"), std::string::npos);
+  auto h = write_yaml("fine.yaml", "train: {steps: 70}\n");  // the same key in two files: the later wins
+  EXPECT_EQ(error_of({h.string(), write_yaml("fine2.yaml", "train: {steps: 90}\n").string()}), "");
+}
+
 TEST(Config, UnknownKeySuggestsTheClosest) {
   auto f = write_yaml("unknown.yaml", "model: {d_modle: 64}\n");
   auto msg = error_of({f.string()});
