@@ -40,6 +40,22 @@ HfArchitecture hf_architecture(LanguageModel& model) {
   return arch;
 }
 
+namespace {
+
+// transformers' rope_parameters: the base and, for llama3, the scaling's four numbers.
+nlohmann::json rope_parameters(const MixerConfig& mixer) {
+  const auto& s = mixer.rope_scaling;
+  if (s.type == RopeScalingType::none) return {{"rope_type", "default"}, {"rope_theta", mixer.rope_base}};
+  return {{"rope_type", "llama3"},
+          {"rope_theta", mixer.rope_base},
+          {"factor", s.factor},
+          {"low_freq_factor", s.low_freq_factor},
+          {"high_freq_factor", s.high_freq_factor},
+          {"original_max_position_embeddings", s.original_max_seq_len}};
+}
+
+}  // namespace
+
 nlohmann::json hf_config_json(const ModelConfig& m, const HfArchitecture& arch, at::ScalarType dtype,
                               const nlohmann::json& ember_section) {
   const std::string dtype_name = dtype == at::kBFloat16 ? "bfloat16" : "float32";
@@ -57,7 +73,7 @@ nlohmann::json hf_config_json(const ModelConfig& m, const HfArchitecture& arch, 
       {"max_position_embeddings", m.max_seq_len},
       {"rms_norm_eps", m.norm_eps},
       {"rope_theta", m.mixer.rope_base},
-      {"rope_parameters", {{"rope_type", "default"}, {"rope_theta", m.mixer.rope_base}}},
+      {"rope_parameters", rope_parameters(m.mixer)},
       {"initializer_range", m.init_std},
       {"attention_bias", false},
       {"attention_dropout", 0.0},
@@ -79,11 +95,16 @@ nlohmann::json hf_config_json(const ModelConfig& m, const HfArchitecture& arch, 
 
 std::string hf_tensor_name(const std::string& ember_name) {
   static const std::vector<std::pair<std::string, std::string>> per_layer = {
-      {"mixer_norm.weight", "input_layernorm.weight"}, {"mlp_norm.weight", "post_attention_layernorm.weight"},
-      {"mixer.wq", "self_attn.q_proj.weight"},        {"mixer.wk", "self_attn.k_proj.weight"},
-      {"mixer.wv", "self_attn.v_proj.weight"},        {"mixer.wo", "self_attn.o_proj.weight"},
-      {"mixer.wg", "self_attn.gate_proj.weight"},     {"mlp.w_gate", "mlp.gate_proj.weight"},
-      {"mlp.w_up", "mlp.up_proj.weight"},             {"mlp.w_down", "mlp.down_proj.weight"}};
+      {"mixer_norm.weight", "input_layernorm.weight"},
+      {"mlp_norm.weight", "post_attention_layernorm.weight"},
+      {"mixer.wq", "self_attn.q_proj.weight"},
+      {"mixer.wk", "self_attn.k_proj.weight"},
+      {"mixer.wv", "self_attn.v_proj.weight"},
+      {"mixer.wo", "self_attn.o_proj.weight"},
+      {"mixer.wg", "self_attn.gate_proj.weight"},
+      {"mlp.w_gate", "mlp.gate_proj.weight"},
+      {"mlp.w_up", "mlp.up_proj.weight"},
+      {"mlp.w_down", "mlp.down_proj.weight"}};
   if (ember_name == "embedding.weight") return "model.embed_tokens.weight";
   if (ember_name == "head.weight") return "lm_head.weight";
   if (ember_name == "final_norm.weight") return "model.norm.weight";
@@ -123,15 +144,28 @@ void refuse_unless(bool ok, const std::string& where, const std::string& what) {
   if (!ok) throw CheckpointError(where + ": " + what + "; ember cannot load it without changing the model");
 }
 
-double rope_theta_of(const nlohmann::json& c, const std::string& where) {
-  for (const char* key : {"rope_parameters", "rope_scaling"}) {
+// RoPE's base and scaling from rope_parameters (transformers 5) or rope_scaling (config.json of
+// transformers 4, e.g. Llama 3.1 / 3.2) beside a top-level rope_theta. `default` and `llama3` load.
+void read_rope(const nlohmann::json& c, const std::string& where, double& base, RopeScalingConfig& scaling) {
+  base = c.value("rope_theta", 10000.0);
+  for (const char* key : {"rope_scaling", "rope_parameters"}) {
     if (!c.contains(key) || c[key].is_null()) continue;
     const auto& r = c[key];
     const std::string type = r.value("rope_type", r.value("type", std::string("default")));
-    refuse_unless(type == "default", where, fmt::format("{} type '{}' (RoPE scaling) is not supported", key, type));
-    if (r.contains("rope_theta")) return r["rope_theta"].get<double>();
+    refuse_unless(type == "default" || type == "llama3", where,
+                  fmt::format("{} type '{}' (RoPE scaling) is not supported (default and llama3 are)", key, type));
+    if (r.contains("rope_theta")) base = required<double>(r, "rope_theta", where + " " + key);
+    if (type != "llama3") continue;
+    const std::string at = where + " " + key;
+    scaling.type = RopeScalingType::llama3;
+    scaling.factor = required<double>(r, "factor", at);
+    scaling.low_freq_factor = required<double>(r, "low_freq_factor", at);
+    scaling.high_freq_factor = required<double>(r, "high_freq_factor", at);
+    scaling.original_max_seq_len = required<int64_t>(r, "original_max_position_embeddings", at);
+    refuse_unless(scaling.factor > 0 && scaling.high_freq_factor > scaling.low_freq_factor &&
+                      scaling.low_freq_factor > 0 && scaling.original_max_seq_len > 0,
+                  where, fmt::format("{} has llama3 parameters ember cannot use ({})", key, r.dump()));
   }
-  return c.value("rope_theta", 10000.0);
 }
 
 void check_architecture(const nlohmann::json& c, const std::string& where) {
@@ -152,9 +186,9 @@ void check_architecture(const nlohmann::json& c, const std::string& where) {
 ModelConfig ember_model_section(const nlohmann::json& c, const std::string& where) {
   const auto& model = c["ember"]["model"];
   const int64_t seq_len = model.value("max_seq_len", int64_t{1});  // train.seq_len may not exceed it
-  ModelConfig m =
-      parse_config_text(fmt::format("model: {}\ntrain: {{seq_len: {}}}\n", model.dump(), seq_len), where + " (key ember.model)")
-          .model;
+  ModelConfig m = parse_config_text(fmt::format("model: {}\ntrain: {{seq_len: {}}}\n", model.dump(), seq_len),
+                                    where + " (key ember.model)")
+                      .model;
   m.embedding.kind = c.value("tie_word_embeddings", false) ? "tied" : "untied";
   m.embedding.output_scale = 1.0;
   return m;
@@ -192,12 +226,26 @@ ModelConfig model_config_from_hf(const nlohmann::json& c, const std::string& whe
   const bool has_kv = c.contains("num_key_value_heads") && !c["num_key_value_heads"].is_null();
   const int64_t kv = has_kv ? required<int64_t>(c, "num_key_value_heads", where) : m.n_heads;
   if (ours && kv != m.kv_heads())
-    throw CheckpointError(fmt::format("{}: 'num_key_value_heads' = {} disagrees with ember.model ({})", where, kv,
-                                      m.kv_heads()));
+    throw CheckpointError(
+        fmt::format("{}: 'num_key_value_heads' = {} disagrees with ember.model ({})", where, kv, m.kv_heads()));
   m.n_kv_heads = kv == m.n_heads ? 0 : kv;
   set("max_position_embeddings", m.max_seq_len, c.value("max_position_embeddings", m.max_seq_len));
   set("rms_norm_eps", m.norm_eps, c.value("rms_norm_eps", m.norm_eps));
-  set("rope_theta", m.mixer.rope_base, rope_theta_of(c, where));
+  double base = 0;
+  RopeScalingConfig scaling;
+  read_rope(c, where, base, scaling);
+  set("rope_theta", m.mixer.rope_base, base);
+  if (ours && m.mixer.rope_scaling.type != scaling.type)
+    throw CheckpointError(fmt::format("{}: RoPE scaling '{}' disagrees with ember.model ('{}')", where,
+                                      enum_name(scaling.type), enum_name(m.mixer.rope_scaling.type)));
+  m.mixer.rope_scaling.type = scaling.type;
+  if (scaling.type == RopeScalingType::llama3) {
+    set("rope_scaling.factor", m.mixer.rope_scaling.factor, scaling.factor);
+    set("rope_scaling.low_freq_factor", m.mixer.rope_scaling.low_freq_factor, scaling.low_freq_factor);
+    set("rope_scaling.high_freq_factor", m.mixer.rope_scaling.high_freq_factor, scaling.high_freq_factor);
+    set("rope_scaling.original_max_position_embeddings", m.mixer.rope_scaling.original_max_seq_len,
+        scaling.original_max_seq_len);
+  }
   m.init_std = c.value("initializer_range", m.init_std);
   if (c.contains("head_dim") && !c["head_dim"].is_null())
     refuse_unless(c["head_dim"].get<int64_t>() * m.n_heads == m.d_model, where,

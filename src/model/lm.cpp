@@ -12,7 +12,7 @@
 namespace ember {
 
 LanguageModel::LanguageModel(const ModelConfig& cfg)
-    : cfg_(cfg), rope_(cfg.head_dim(), cfg.max_seq_len, cfg.mixer.rope_base) {
+    : cfg_(cfg), rope_(cfg.head_dim(), cfg.max_seq_len, cfg.mixer.rope_base, cfg.mixer.rope_scaling) {
   embedding_ = register_module("embedding", make_embedding(cfg));
   const auto widths = cfg.layer_d_ff();
   auto layers = register_module("layers", torch::nn::ModuleList());

@@ -20,8 +20,17 @@ void MixerConfig::fields(FieldVisitor& v) {
   v.choice("kind", kind, mixer_kind_names());
   v.kind_sections(options, mixer_sections_used(kind));
   v.field("rope_base", rope_base, Bound::positive());
+  v.section("rope_scaling", rope_scaling);
   v.moved("gate", "model.mixer.gated_attention.gate");
   v.moved("impl", "model.mixer.<kind>.impl (e.g. model.mixer.attention.impl)");
+}
+
+void RopeScalingConfig::fields(FieldVisitor& v) {
+  v.choice("type", type);
+  v.field("factor", factor, Bound::positive());
+  v.field("low_freq_factor", low_freq_factor, Bound::positive());
+  v.field("high_freq_factor", high_freq_factor, Bound::positive());
+  v.field("original_max_seq_len", original_max_seq_len, Bound::positive());
 }
 
 void TaperConfig::fields(FieldVisitor& v) {
@@ -60,6 +69,11 @@ void ModelConfig::check(const ConfigChecker& c) const {
             fmt::format("n_heads = {} must be a multiple of n_kv_heads = {}", n_heads, kv_heads()));
   c.require(head_dim() % 2 == 0, "model.n_heads",
             fmt::format("head dim d_model/n_heads = {} must be even for RoPE", head_dim()));
+  const auto& s = mixer.rope_scaling;
+  c.require(
+      s.type == RopeScalingType::none || s.high_freq_factor > s.low_freq_factor,
+      "model.mixer.rope_scaling.high_freq_factor",
+      fmt::format("high_freq_factor = {} must exceed low_freq_factor = {}", s.high_freq_factor, s.low_freq_factor));
   embedding.check_selected(c, "model.embedding");
   mixer.check_selected(c, "model.mixer");
   try {

@@ -5,6 +5,7 @@
 #include <torch/autograd.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "ember/util/error.h"
 #include "kernels/rope_cpu_loops.h"
@@ -53,13 +54,33 @@ struct RopeRotation : torch::autograd::Function<RopeRotation> {
   }
 };
 
+// Llama 3.1's scaling of one frequency: wavelengths 2 pi / omega beyond L / low_freq_factor are
+// slowed by `factor`, those under L / high_freq_factor kept, and between them
+// omega' = (1 - s) omega / factor + s omega with s = (L / wavelength - low) / (high - low).
+double llama3_scaled(double omega, const RopeScalingConfig& s) {
+  const double L = static_cast<double>(s.original_max_seq_len);
+  const double wavelength = 2.0 * M_PI / omega;
+  if (wavelength > L / s.low_freq_factor) return omega / s.factor;
+  if (wavelength < L / s.high_freq_factor) return omega;
+  const double smooth = (L / wavelength - s.low_freq_factor) / (s.high_freq_factor - s.low_freq_factor);
+  return (1.0 - smooth) * omega / s.factor + smooth * omega;
+}
+
 }  // namespace
 
-Rope::Rope(int64_t head_dim, int64_t max_seq_len, double base) {
-  const int64_t half = head_dim / 2;
-  auto i = at::arange(half, at::kDouble);
-  auto omega = at::pow(base, -2.0 * i / static_cast<double>(head_dim));  // base^(-2i/d_h)
-  auto theta = at::outer(at::arange(max_seq_len, at::kDouble), omega);   // p * omega_i
+at::Tensor rope_frequencies(int64_t head_dim, double base, const RopeScalingConfig& scaling) {
+  auto omega = at::empty({head_dim / 2}, at::kDouble);
+  auto* w = omega.mutable_data_ptr<double>();
+  for (int64_t i = 0; i < head_dim / 2; ++i) {
+    w[i] = std::pow(base, -2.0 * static_cast<double>(i) / static_cast<double>(head_dim));  // base^(-2i/d_h)
+    if (scaling.type == RopeScalingType::llama3) w[i] = llama3_scaled(w[i], scaling);
+  }
+  return omega;
+}
+
+Rope::Rope(int64_t head_dim, int64_t max_seq_len, double base, const RopeScalingConfig& scaling) {
+  auto omega = rope_frequencies(head_dim, base, scaling);
+  auto theta = at::outer(at::arange(max_seq_len, at::kDouble), omega);  // p * omega_i
   cos_ = theta.cos();
   sin_ = theta.sin();
 }

@@ -93,9 +93,10 @@ grep -q "kind: untied" runs/lev_back/config.yaml || fail "a LEV export should im
 "$PY" "$REF" random-llama hf_rand || fail "could not make a random Llama"
 "$PY" "$REF" random-llama hf_rand_fp16 --fp16
 "$PY" "$REF" random-llama hf_rand_sharded --sharded
+"$PY" "$REF" random-llama hf_rand_llama3 --llama3
 ls hf_rand_sharded/model.safetensors.index.json >/dev/null || fail "transformers did not shard"
 pairs=()
-for name in hf_rand hf_rand_fp16 hf_rand_sharded; do
+for name in hf_rand hf_rand_fp16 hf_rand_sharded hf_rand_llama3; do
   "$EMBER" import hf "$name" --out "runs/$name" >"$name.import.out" || fail "import of $name failed"
   "$EMBER" eval "runs/$name" --data 'data/val_*.bin' --batches 1 --logits "$name.logits.safetensors" >/dev/null \
     || fail "eval of imported $name failed"
@@ -103,6 +104,11 @@ for name in hf_rand hf_rand_fp16 hf_rand_sharded; do
 done
 "$PY" "$REF" logits "${pairs[@]}" >import_logits.jsonl || fail "ember's logits of an imported Llama differ"
 grep -q "n_kv_heads: 2" runs/hf_rand/config.yaml || fail "GQA not imported"
+grep -q "type: llama3" runs/hf_rand_llama3/config.yaml || fail "llama3 RoPE scaling not imported"
+"$EMBER" export hf runs/hf_rand_llama3 --out exp/llama3_back >/dev/null || fail "export of a llama3-scaled run failed"
+cp hf_rand_llama3.logits.safetensors llama3_back.logits.safetensors
+"$PY" "$REF" logits exp/llama3_back llama3_back.logits.safetensors >/dev/null \
+  || fail "the re-exported llama3-scaled model computes differently in transformers"
 "$EMBER" import hf hf_rand/ --out runs/slash/ >/dev/null || fail "import with trailing slashes failed"
 grep -q "name: slash" runs/slash/config.yaml || fail "a trailing slash lost the run's name"
 "$EMBER" capacity runs/hf_rand >capacity.out 2>&1 || { cat capacity.out >&2; fail "capacity on an imported run failed"; }
@@ -155,8 +161,10 @@ bad_config() {  # dir, python expression editing c
 }
 bad_config mistral "c['model_type'] = 'mistral'; c['architectures'] = ['MistralForCausalLM']"
 expect_error "model_type 'mistral' is not supported" "$EMBER" import hf mistral --out runs/x
-bad_config scaled_rope "c['rope_parameters'] = {'rope_type': 'llama3', 'rope_theta': 5000.0, 'factor': 8.0}"
-expect_error "type 'llama3' (RoPE scaling) is not supported" "$EMBER" import hf scaled_rope --out runs/x
+bad_config scaled_rope "c['rope_parameters'] = {'rope_type': 'yarn', 'rope_theta': 5000.0, 'factor': 8.0}"
+expect_error "type 'yarn' (RoPE scaling) is not supported" "$EMBER" import hf scaled_rope --out runs/x
+bad_config half_llama3 "c['rope_parameters'] = {'rope_type': 'llama3', 'rope_theta': 5000.0, 'factor': 8.0}"
+expect_error "no 'low_freq_factor'" "$EMBER" import hf half_llama3 --out runs/x
 bad_config biased "c['attention_bias'] = True"
 expect_error "attention_bias" "$EMBER" import hf biased --out runs/x
 bad_config narrow "c['intermediate_size'] = 128"

@@ -45,12 +45,16 @@ def logits(hf_dir, ember_file):
         sys.exit(f"logits differ: {report}")
 
 
-def random_llama(out, sharded, fp16):
+def random_llama(out, sharded, fp16, llama3):
     from transformers import LlamaConfig, LlamaForCausalLM
     torch.manual_seed(0)
+    # llama3: Llama 3.1's RoPE scaling sized so that all three bands occur (head_dim 16, base 5000:
+    # wavelengths 6 to 11,000 tokens against 64 / 4 = 16 and 64 / 1 = 64).
+    scaling = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+               "original_max_position_embeddings": 64} if llama3 else None
     config = LlamaConfig(vocab_size=96, hidden_size=64, intermediate_size=160, num_hidden_layers=2,
                          num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256,
-                         rms_norm_eps=1e-5, rope_theta=5000.0, tie_word_embeddings=False,
+                         rms_norm_eps=1e-5, rope_theta=5000.0, rope_scaling=scaling, tie_word_embeddings=False,
                          bos_token_id=None, eos_token_id=None)
     model = LlamaForCausalLM(config)
     with torch.no_grad():
@@ -90,7 +94,7 @@ def main():
         for hf_dir, ember_file in zip(args[0::2], args[1::2]):
             logits(hf_dir, ember_file)
     elif cmd == "random-llama":
-        random_llama(args[0], "--sharded" in args, "--fp16" in args)
+        random_llama(args[0], "--sharded" in args, "--fp16" in args, "--llama3" in args)
     elif cmd == "encode":
         encode(*args)
     elif cmd == "same-tensors":

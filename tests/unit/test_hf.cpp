@@ -38,11 +38,20 @@ std::string error_of(const std::function<void()>& f) {
 }
 
 nlohmann::json llama_json() {
-  return {{"architectures", {"LlamaForCausalLM"}}, {"model_type", "llama"},      {"vocab_size", 96},
-          {"hidden_size", 64},                     {"intermediate_size", 160},   {"num_hidden_layers", 2},
-          {"num_attention_heads", 4},              {"num_key_value_heads", 2},   {"max_position_embeddings", 256},
-          {"rms_norm_eps", 1e-5},                  {"rope_theta", 5000.0},       {"tie_word_embeddings", false},
-          {"hidden_act", "silu"},                  {"head_dim", 16}};
+  return {{"architectures", {"LlamaForCausalLM"}},
+          {"model_type", "llama"},
+          {"vocab_size", 96},
+          {"hidden_size", 64},
+          {"intermediate_size", 160},
+          {"num_hidden_layers", 2},
+          {"num_attention_heads", 4},
+          {"num_key_value_heads", 2},
+          {"max_position_embeddings", 256},
+          {"rms_norm_eps", 1e-5},
+          {"rope_theta", 5000.0},
+          {"tie_word_embeddings", false},
+          {"hidden_act", "silu"},
+          {"head_dim", 16}};
 }
 
 TEST(HfTokenizer, ByteLevelCharactersAreGpt2s) {
@@ -63,8 +72,8 @@ TEST(HfTokenizer, MergesFollowTiktokensOrder) {
   // abca (7) is built from abc (4) + a, not ab + ca: under ranks < 7, ab merges first, then abc.
   const std::vector<std::string> ranks = {"a", "b", "c", "ab", "abc", "bc", "ca", "abca", "cc"};
   const auto merges = ember::bpe_merges(ranks);
-  const std::vector<std::pair<std::string, std::string>> want = {
-      {"a", "b"}, {"ab", "c"}, {"b", "c"}, {"c", "a"}, {"abc", "a"}, {"c", "c"}};
+  const std::vector<std::pair<std::string, std::string>> want = {{"a", "b"}, {"ab", "c"},  {"b", "c"},
+                                                                 {"c", "a"}, {"abc", "a"}, {"c", "c"}};
   EXPECT_EQ(merges, want);
 }
 
@@ -105,6 +114,29 @@ TEST(HfLlama, ConfigFromLlamaKeys) {
   EXPECT_DOUBLE_EQ(ember::model_config_from_hf(v5, "c.json").mixer.rope_base, 500000.0);
 }
 
+// Llama 3.2 1B's config.json (transformers 4.45): llama3 RoPE scaling under rope_scaling.
+TEST(HfLlama, Llama32ConfigLoadsItsRopeScaling) {
+  const auto c = nlohmann::json::parse(R"({"architectures": ["LlamaForCausalLM"], "attention_bias": false,
+    "head_dim": 64, "hidden_act": "silu", "hidden_size": 2048, "intermediate_size": 8192,
+    "max_position_embeddings": 131072, "mlp_bias": false, "model_type": "llama", "num_attention_heads": 32,
+    "num_hidden_layers": 16, "num_key_value_heads": 8, "rms_norm_eps": 1e-05, "rope_scaling": {"factor": 32.0,
+    "high_freq_factor": 4.0, "low_freq_factor": 1.0, "original_max_position_embeddings": 8192,
+    "rope_type": "llama3"}, "rope_theta": 500000.0, "tie_word_embeddings": true, "vocab_size": 128256})");
+  const auto m = ember::model_config_from_hf(c, "config.json");
+  EXPECT_DOUBLE_EQ(m.mixer.rope_base, 500000.0);
+  EXPECT_EQ(m.mixer.rope_scaling.type, ember::RopeScalingType::llama3);
+  EXPECT_DOUBLE_EQ(m.mixer.rope_scaling.factor, 32.0);
+  EXPECT_DOUBLE_EQ(m.mixer.rope_scaling.low_freq_factor, 1.0);
+  EXPECT_DOUBLE_EQ(m.mixer.rope_scaling.high_freq_factor, 4.0);
+  EXPECT_EQ(m.mixer.rope_scaling.original_max_seq_len, 8192);
+  EXPECT_EQ(m.kv_heads(), 8);
+  EXPECT_EQ(m.embedding.kind, "tied");
+  auto broken = c;
+  broken["rope_scaling"].erase("low_freq_factor");
+  EXPECT_NE(error_of([&] { ember::model_config_from_hf(broken, "config.json"); }).find("no 'low_freq_factor'"),
+            std::string::npos);
+}
+
 TEST(HfLlama, RefusesWhatEmberWouldLoadWrongly) {
   const auto refused = [](const std::function<void(nlohmann::json&)>& edit) {
     auto c = llama_json();
@@ -112,16 +144,21 @@ TEST(HfLlama, RefusesWhatEmberWouldLoadWrongly) {
     return error_of([&] { ember::model_config_from_hf(c, "c.json"); });
   };
   EXPECT_NE(refused([](auto& c) { c["model_type"] = "mistral"; }).find("model_type 'mistral'"), std::string::npos);
-  EXPECT_NE(refused([](auto& c) { c["architectures"] = {"LlamaForSequenceClassification"}; })
-                .find("LlamaForSequenceClassification"),
+  EXPECT_NE(refused([](auto& c) {
+              c["architectures"] = {"LlamaForSequenceClassification"};
+            }).find("LlamaForSequenceClassification"),
             std::string::npos);
-  EXPECT_NE(refused([](auto& c) { c["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 4.0}}; }).find("'yarn'"),
+  EXPECT_NE(refused([](auto& c) {
+              c["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 4.0}};
+            }).find("'yarn'"),
             std::string::npos);
   EXPECT_NE(refused([](auto& c) { c["mlp_bias"] = true; }).find("mlp_bias"), std::string::npos);
   EXPECT_NE(refused([](auto& c) { c["hidden_act"] = "gelu"; }).find("'gelu'"), std::string::npos);
   EXPECT_NE(refused([](auto& c) { c["head_dim"] = 32; }).find("head_dim 32"), std::string::npos);
   EXPECT_NE(refused([](auto& c) { c.erase("vocab_size"); }).find("no 'vocab_size'"), std::string::npos);
-  EXPECT_NE(refused([](auto& c) { c["intermediate_sizes"] = {160, 80}; }).find("intermediate_sizes"),
+  EXPECT_NE(refused([](auto& c) {
+              c["intermediate_sizes"] = {160, 80};
+            }).find("intermediate_sizes"),
             std::string::npos);
 }
 
@@ -189,7 +226,9 @@ TEST(HfLlama, LoadNamesTheBadTensor) {
   const auto good = ember::hf_tensors(model, ember::hf_architecture(model), at::kFloat);
   auto missing = good;
   missing.erase("model.layers.1.self_attn.v_proj.weight");
-  EXPECT_NE(error_of([&] { ember::load_hf_tensors(model, missing, "d"); }).find("'model.layers.1.self_attn.v_proj.weight' is missing"),
+  EXPECT_NE(error_of([&] {
+              ember::load_hf_tensors(model, missing, "d");
+            }).find("'model.layers.1.self_attn.v_proj.weight' is missing"),
             std::string::npos);
   auto wrong = good;
   wrong["model.norm.weight"] = torch::ones({17});
@@ -197,7 +236,9 @@ TEST(HfLlama, LoadNamesTheBadTensor) {
             std::string::npos);
   auto extra = good;
   extra["model.layers.0.self_attn.q_proj.bias"] = torch::zeros({16});
-  EXPECT_NE(error_of([&] { ember::load_hf_tensors(model, extra, "d"); }).find("unexpected tensor 'model.layers.0.self_attn.q_proj.bias'"),
+  EXPECT_NE(error_of([&] {
+              ember::load_hf_tensors(model, extra, "d");
+            }).find("unexpected tensor 'model.layers.0.self_attn.q_proj.bias'"),
             std::string::npos);
   auto old = good;  // RoPE buffers of old checkpoints are not parameters
   old["model.layers.0.self_attn.rotary_emb.inv_freq"] = torch::ones({2});
@@ -212,7 +253,7 @@ TEST(HfFiles, ShardsAndIndexRoundTrip) {
   std::filesystem::create_directories(dir / "many");
   EXPECT_EQ(ember::write_hf_weights(dir / "one", tensors, 1 << 20).size(), 1u);
   const auto many = ember::write_hf_weights(dir / "many", tensors, 900);  // ~2 tensors per shard
-  EXPECT_EQ(many.size(), 4u);  // 3 shards + the index
+  EXPECT_EQ(many.size(), 4u);                                             // 3 shards + the index
   EXPECT_TRUE(std::filesystem::exists(dir / "many" / "model-00003-of-00003.safetensors"));
   for (const auto& sub : {"one", "many"}) {
     const auto back = ember::read_hf_weights(dir / sub);
@@ -220,7 +261,9 @@ TEST(HfFiles, ShardsAndIndexRoundTrip) {
     for (const auto& [name, t] : tensors) EXPECT_TRUE(torch::equal(back.at(name), t)) << name;
   }
   std::filesystem::remove(dir / "many" / "model-00002-of-00003.safetensors");
-  EXPECT_NE(error_of([&] { ember::read_hf_weights(dir / "many"); }).find("'model-00002-of-00003.safetensors', which is missing"),
+  EXPECT_NE(error_of([&] {
+              ember::read_hf_weights(dir / "many");
+            }).find("'model-00002-of-00003.safetensors', which is missing"),
             std::string::npos);
   EXPECT_NE(error_of([&] { ember::read_hf_weights(dir); }).find("no model.safetensors"), std::string::npos);
 }

@@ -220,6 +220,26 @@ TEST(Model, RopeEqualsTheFormulaWithItsGradient) {
   }
 }
 
+// Llama 3.2 1B's RoPE (config.json: rope_theta 500000, rope_scaling llama3, factor 32, low 1, high 4,
+// original_max_position_embeddings 8192, head_dim 64): the frequencies transformers 5.24 computes
+// (ROPE_INIT_FUNCTIONS["llama3"], in fp32) for the kept (13, 14), interpolated (15-17) and slowed
+// (18, 31) bands.
+TEST(Model, RopeLlama3ScalingMatchesTransformers) {
+  ember::RopeScalingConfig s;
+  s.type = ember::RopeScalingType::llama3;
+  s.factor = 32.0, s.low_freq_factor = 1.0, s.high_freq_factor = 4.0, s.original_max_seq_len = 8192;
+  const auto omega = ember::rope_frequencies(64, 500000.0, s);
+  const std::vector<std::pair<int64_t, double>> transformers = {
+      {13, 0.00483942124992609},  {14, 0.0032114461064338684}, {15, 0.0012905480107292533},
+      {16, 0.000429556705057621}, {17, 9.708286233944818e-05}, {18, 1.9461638657958247e-05},
+      {31, 9.418306490260875e-08}};
+  for (const auto& [i, expected] : transformers)
+    EXPECT_NEAR(omega[i].item<double>() / expected, 1.0, 1e-6) << "omega_" << i;
+  const auto plain = ember::rope_frequencies(64, 500000.0);
+  EXPECT_EQ(plain[13].item<double>(), omega[13].item<double>());
+  EXPECT_NEAR(plain[31].item<double>() / omega[31].item<double>(), 32.0, 1e-12);
+}
+
 TEST(Model, RmsNormMatchesFormula) {
   ember::RMSNorm norm(16, 1e-6);
   torch::manual_seed(5);

@@ -29,10 +29,30 @@ struct EmbeddingConfig : KindChoice {
   void fields(FieldVisitor& v);
 };
 
+enum class RopeScalingType { none, llama3 };
+inline std::span<const EnumName<RopeScalingType>> enum_names(RopeScalingType) {
+  static constexpr EnumName<RopeScalingType> names[] = {{RopeScalingType::none, "none"},
+                                                        {RopeScalingType::llama3, "llama3"}};
+  return names;
+}
+
+// model.mixer.rope_scaling.*: Llama 3.1's frequency-dependent RoPE scaling (docs/mixers.md, RoPE):
+// long wavelengths slowed by `factor`, short ones kept, the band between interpolated.
+struct RopeScalingConfig {
+  RopeScalingType type = RopeScalingType::none;
+  double factor = 8.0;
+  double low_freq_factor = 1.0;
+  double high_freq_factor = 4.0;
+  int64_t original_max_seq_len = 8192;  // the context the unscaled model was trained at
+
+  void fields(FieldVisitor& v);
+};
+
 // model.mixer.*: kind (a row of the mixer registry) and each kind's section.
 struct MixerConfig : KindChoice {
   MixerConfig() : KindChoice{"attention", mixer_kind_options()} {}
   double rope_base = 10000.0;  // RoPE base of the mixers that use positions
+  RopeScalingConfig rope_scaling;
 
   void fields(FieldVisitor& v);
 };

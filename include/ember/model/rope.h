@@ -1,5 +1,6 @@
 // Rotary position embedding, rotate-half convention (docs/mixers.md, attention):
-// omega_i = base^(-2i/d_h), RoPE(x, p) = [x_a cos - x_b sin, x_b cos + x_a sin].
+// omega_i = base^(-2i/d_h), RoPE(x, p) = [x_a cos - x_b sin, x_b cos + x_a sin]; with
+// model.mixer.rope_scaling.type llama3 the omegas are rescaled as Llama 3.1 does.
 // Tables are made on the input's device on first use (so a model moved to a GPU needs nothing
 // moved by hand); the rotation runs in fp32 for fp32 and lower-precision inputs, as Python does,
 // and in fp64 for fp64 inputs. The result has that dtype.
@@ -10,11 +11,16 @@
 #include <string>
 #include <utility>
 
+#include "ember/model/model_config.h"
+
 namespace ember {
+
+// The d_h/2 angular frequencies omega_i, fp64, after scaling.
+at::Tensor rope_frequencies(int64_t head_dim, double base, const RopeScalingConfig& scaling = {});
 
 class Rope {
  public:
-  Rope(int64_t head_dim, int64_t max_seq_len, double base);
+  Rope(int64_t head_dim, int64_t max_seq_len, double base, const RopeScalingConfig& scaling = {});
   // x [B, H, T, d_h], positions offset..offset+T-1
   at::Tensor apply(const at::Tensor& x, int64_t offset = 0) const;
   int64_t max_seq_len() const { return cos_.size(0); }
