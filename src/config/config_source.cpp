@@ -17,6 +17,10 @@ void check_unique_keys(const YAML::Node& node, const std::string& prefix, const 
   for (const auto& kv : node) {
     const std::string key = kv.first.Scalar();
     const std::string path = prefix.empty() ? key : prefix + "." + key;
+    if (key == "<<")
+      throw ConfigError(origin + ": line " + std::to_string(kv.first.Mark().line + 1) +
+                        ": YAML merge keys ('<<') are not supported; write the keys out, or put the shared part "
+                        "in its own file and give both with -c");
     if (!seen.insert(key).second)
       throw ConfigError(origin + ": line " + std::to_string(kv.first.Mark().line + 1) + ": key '" + path +
                         "' appears twice in one mapping");
@@ -80,6 +84,8 @@ void ConfigSource::apply_override(const std::string& assignment) {
   const auto eq = assignment.find('=');
   if (eq == std::string::npos || eq == 0) throw ConfigError("--set '" + assignment + "': expected key.path=value");
   const std::string path = assignment.substr(0, eq);
+  if (eq + 1 == assignment.size())
+    throw ConfigError("--set '" + assignment + "': no value after '=' (an empty string is " + path + "='')");
   YAML::Node value;
   try {
     value = YAML::Load(assignment.substr(eq + 1));

@@ -71,6 +71,19 @@ TEST(Config, AKeyGivenTwiceInOneMappingIsAnError) {
   EXPECT_EQ(error_of({h.string(), write_yaml("fine2.yaml", "train: {steps: 90}\n").string()}), "");
 }
 
+// yaml-cpp reads '<<' as a plain key; ember says what it is instead of "unknown key '<<'".
+TEST(Config, MergeKeysAreRefusedByName) {
+  auto f = write_yaml("merge.yaml", "base: &b {steps: 7}\ntrain:\n  <<: *b\n  seed: 3\n");
+  auto msg = error_of({f.string()});
+  EXPECT_NE(msg.find(f.string() + ": line 3: YAML merge keys ('<<') are not supported"), std::string::npos) << msg;
+}
+
+TEST(Config, SetWithoutAValueIsAnError) {
+  auto msg = error_of({}, {"train.steps="});
+  EXPECT_NE(msg.find("--set 'train.steps=': no value after '='"), std::string::npos) << msg;
+  EXPECT_EQ(error_of({}, {"log.name=''"}), "");  // an empty string, written as YAML
+}
+
 TEST(Config, UnknownKeySuggestsTheClosest) {
   auto f = write_yaml("unknown.yaml", "model: {d_modle: 64}\n");
   auto msg = error_of({f.string()});
