@@ -199,7 +199,7 @@ struct ElementRows {
   int64_t R;
 };
 
-// dM/dphi_d = M sign(phi_d) / (|phi_d| + 1e-9) for rank lane(s) at `at`: accumulates grad S and
+// dM/dphi_d = M sign(phi_d) / (|phi_d| + 1e-9), sign(0) = 0, for rank lane(s) at `at`: accumulates grad S and
 // returns the lanes' contribution g_phi * dphi/du to grad u. P is T or a vector of T.
 template <class T, class P>
 EMBER_INLINE P backward_lanes(const ElementRows<T>& e, int64_t at) {
@@ -214,6 +214,7 @@ EMBER_INLINE P backward_lanes(const ElementRows<T>& e, int64_t at) {
   } else {
     using U = typename L::U;
     g_phi = (P)((U)gmm ^ ((U)(phi < T(0)) & L::kSign)) / ((P)((U)phi & ~L::kSign) + T(kLogEps));
+    g_phi = (P)((U)g_phi & (U)(phi != T(0)));  // sign(0) = 0
   }
   for (int j = 0; j < 3; ++j) {
     T* g = e.gS0 + j * e.R + at;

@@ -102,9 +102,10 @@ EMBER_HD void spline_at(const Window<T>& w, const T* row, int64_t stride, T& phi
 }
 
 // dL/dphi_d of M = sign * exp(sum_d log(|phi_d| + 1e-9)): (dL/dM) M sign(phi_d) / (|phi_d| + 1e-9),
-// given gm_times_m = (dL/dM) M (step 6).
+// given gm_times_m = (dL/dM) M (step 6); sign(0) = 0, as autograd's |phi| has it.
 template <class T>
 EMBER_HD T product_grad(T gm_times_m, T phi) {
+  if (phi == T(0)) return T(0);
   return (phi < T(0) ? -gm_times_m : gm_times_m) / abs_eps(phi);
 }
 

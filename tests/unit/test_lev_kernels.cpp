@@ -128,3 +128,23 @@ TEST(LevKernels, NegativeZeroCountsAsPositive) {
   EXPECT_TRUE((M > 0).all().item<bool>());
   EXPECT_NEAR(M.max().item<double>() / 1e-9, 1.0, 1e-5);
 }
+
+// phi_d exactly 0 (all knots of a lane zero): autograd of |phi| gives sign(0) = 0, so nothing flows
+// into that dimension's knots or u; the fused backward must agree (it gave (dL/dM) M / 1e-9).
+TEST(LevKernels, ZeroFactorGetsNoGradientAsAutogradGivesIt) {
+  for (auto dtype : {torch::kDouble, torch::kFloat}) {
+    auto [u0, S0] = inputs(9, 2, 12, 6, 37, dtype);            // 37 = vectors + a 5-lane tail
+    S0.index_put_({0, 3, torch::indexing::Slice(), 5}, 0.0);   // a vector lane
+    S0.index_put_({1, 7, torch::indexing::Slice(), 35}, 0.0);  // a tail lane
+    auto gM = torch::randn({9, 2, 37}, dtype);
+    auto u1 = u0.clone().requires_grad_(), S1 = S0.clone().requires_grad_();
+    (ember::lev::spline_product(u1, S1, true) * gM).sum().backward();
+    auto u2 = u0.clone().requires_grad_(), S2 = S0.clone().requires_grad_();
+    (ember::lev::spline_product_reference(u2, S2, true) * gM).sum().backward();
+    EXPECT_EQ(S1.grad().index({0, 3, torch::indexing::Slice(), 5}).abs().max().item<double>(), 0.0);
+    EXPECT_EQ(S1.grad().index({1, 7, torch::indexing::Slice(), 35}).abs().max().item<double>(), 0.0);
+    const double tol = dtype == torch::kDouble ? 1e-9 : 1e-4;
+    EXPECT_LT((u1.grad() - u2.grad()).abs().max().item<double>(), tol * u2.grad().abs().max().item<double>());
+    EXPECT_LT((S1.grad() - S2.grad()).abs().max().item<double>(), tol * S2.grad().abs().max().item<double>());
+  }
+}
