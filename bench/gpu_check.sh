@@ -2,7 +2,8 @@
 # The one prepared GPU script (issues 14, 15), meant for a single `device` call of under 8 minutes:
 #   1. build ember with CUDA (sm_90) against that machine's own torch, with the Debian libraries it
 #      lacks unpacked from .deps/debs (scripts/gpu_deps.sh fetches them here; carry .deps/debs);
-#   2. the gpu-labelled checks: CUDA LEV kernels against the CPU ones, then their timing;
+#   2. the gpu-labelled checks: CUDA LEV kernels against the CPU ones, then their timing; which SDPA
+#      kernel (flash / memory-efficient / cuDNN / math) the big configs' attention gets, and its time;
 #   3. NCCL: the gpu.nccl_collectives check (a process group over 1 GPU, or 2), then `ember launch` of
 #      the tiny model on the GPU(s): data parallel over NCCL when there are 2, plain CUDA training on 1;
 #   4. a few bf16 training steps of configs/tapered/1.3b.yaml and configs/leviathan/1.2b.yaml + lev.yaml
@@ -13,20 +14,28 @@
 #   EMBER_GPU_STEPS        training steps per big config (default 12)
 #   EMBER_PEAK_TFLOPS      dense bf16 peak for MFU (default 989: H100/H200 SXM datasheet)
 #   EMBER_CMAKE_ARGS       extra CMake arguments
-#   EMBER_GPU_DEADLINE_S   the whole script's budget in seconds (default 560, under one device call's
-#                          600): each check's timeout is cut to what is left, so a hang costs that check
-#                          alone and the script still reports
+#   EMBER_GPU_DEADLINE_S   the whole script's budget in seconds (default 500: call it with timeout_s
+#                          540): the build and each check get at most what is left (a check with under
+#                          15 s left is reported as not run), so a hang costs that check alone and the
+#                          script still reports
 # Where $OUT is set (the device call's output folder) the whole output is also written to
 # $OUT/gpu_check.log, and the logs of the checks to $OUT.
 set -euo pipefail
-if [ -n "${OUT:-}" ]; then mkdir -p "$OUT" && exec > >(tee -a "$OUT/gpu_check.log") 2>&1; fi
+tee_pid=""
+if [ -n "${OUT:-}" ]; then mkdir -p "$OUT" && exec > >(tee -a "$OUT/gpu_check.log") 2>&1 && tee_pid=$!; fi
+finish() {  # the checks' logs to $OUT; then let tee write the last lines before the call ends
+  [ -n "${OUT:-}" ] && [ -n "${work:-}" ] && cp "$work"/*.out "$OUT/" 2>/dev/null
+  [ -n "${work:-}" ] && rm -rf "$work"
+  if [ -n "$tee_pid" ]; then exec >&- 2>&-; wait "$tee_pid" 2>/dev/null || true; fi
+}
+trap finish EXIT
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build_only=0
 [ "${1:-}" = "--build-only" ] && { build_only=1; shift; }
 build="${1:-$here/build-gpu}"
 steps="${EMBER_GPU_STEPS:-12}"
 peak_tflops="${EMBER_PEAK_TFLOPS:-989}"
-deadline=$((SECONDS + ${EMBER_GPU_DEADLINE_S:-560}))
+deadline=$((SECONDS + ${EMBER_GPU_DEADLINE_S:-500}))
 say() { printf '\n=== [%ds] %s\n' "$SECONDS" "$*"; }
 budget() {  # a check's own limit in seconds, cut to what is left of the deadline (at least 1)
   local left=$((deadline - SECONDS))
@@ -36,7 +45,8 @@ budget() {  # a check's own limit in seconds, cut to what is left of the deadlin
 failed=()  # a failing check is reported and the script goes on to the next; exit 1 at the end
 check() {  # named by the program a timeout runs, else by the command and its first argument
   local name="$1${2:+ $2}"
-  [ "$1" = timeout ] && name="$(basename "$3")"
+  [ "$1" = timeout ] && name="$(basename "${@: -1}")"
+  if ((deadline - SECONDS < 15)); then echo "NOT RUN (the deadline is spent): $name"; failed+=("$name (not run)"); return; fi
   "$@" || { echo "FAILED: $*"; failed+=("$name"); }
 }
 
@@ -75,8 +85,13 @@ TORCH_CUDA_ARCH_LIST=9.0 cmake -S "$here" -B "$build" "${generator[@]}" -DCMAKE_
   -DCMAKE_CUDA_ARCHITECTURES=90 -DEMBER_BUILD_TESTS=OFF -DEMBER_PYTHON="$py" ${EMBER_CMAKE_ARGS:-} >"$build.configure.log" \
   || { cat "$build.configure.log"; [ -n "${OUT:-}" ] && cp "$build.configure.log" "$OUT/"; exit 1; }
 grep "ember:" "$build.configure.log" || true
-time cmake --build "$build" -j "$(nproc)" --target ember ember_gpu_lev_kernels ember_gpu_device_memory \
-  ember_gpu_nccl_collectives ember_lev_gpu_check
+build_start=$SECONDS
+build_limit=$(budget 330)
+[ "$build_only" = 1 ] && build_limit=7200
+timeout "$build_limit" cmake --build "$build" -j "$(nproc)" --target ember ember_gpu_lev_kernels \
+  ember_gpu_device_memory ember_gpu_nccl_collectives ember_lev_gpu_check ember_sdpa_gpu_check \
+  || { echo "gpu_check: the build failed or ran past ${build_limit} s"; exit 1; }
+echo "build: $((SECONDS - build_start)) s"
 ember="$build/tools/ember"
 "$ember" --version
 [ "$build_only" = 1 ] && exit 0
@@ -86,9 +101,9 @@ check timeout "$(budget 60)" "$build/tests/gpu/ember_gpu_lev_kernels"
 check timeout "$(budget 30)" "$build/tests/gpu/ember_gpu_device_memory"
 check timeout "$(budget 60)" "$build/tests/gpu/ember_gpu_nccl_collectives"
 check timeout "$(budget 30)" "$build/bench/ember_lev_gpu_check"
+check timeout "$(budget 60)" "$build/bench/ember_sdpa_gpu_check"
 
 work="$(mktemp -d)"
-trap '[ -n "${OUT:-}" ] && cp "$work"/*.out "$OUT/" 2>/dev/null; rm -rf "$work"' EXIT
 random_tokens() {  # dir vocab n_train n_val: uniform random tokens as uint32 shards
   "$py" - "$@" <<'PY'
 import sys, numpy as np
@@ -105,7 +120,7 @@ ngpu="$("$py" -c 'import torch; print(torch.cuda.device_count())')"; ranks=$(( n
 say "ember launch of the tiny model on $ranks GPU(s)$([ "$ranks" = 2 ] && echo ", data parallel over NCCL")"
 launch_smoke() {
   mkdir -p "$work/tiny" && random_tokens "$work/tiny" 256 400000 40000 || return 1
-  timeout "$(budget 90)" "$ember" launch -n "$ranks" -- "$ember" train -c "$here/configs/tiny.yaml" --run-dir "$work/nccl" \
+  timeout -k 15 "$(budget 90)" "$ember" launch -n "$ranks" -- "$ember" train -c "$here/configs/tiny.yaml" --run-dir "$work/nccl" \
     --set "data.train=[$work/tiny/train_*.bin]" --set "data.val=[$work/tiny/val_*.bin]" \
     --set train.device=cuda --set distributed.backend=nccl --set train.steps=20 --set optim.warmup_steps=2 --set eval.every=10 \
     --set checkpoint.every=10 >"$work/nccl.out" 2>&1 || { tail -30 "$work/nccl.out"; return 1; }
@@ -124,7 +139,7 @@ big_run() {  # name vocab config...
   local sets=(--set "data.train=[$work/$name.data/train_*.bin]" --set "data.val=[$work/$name.data/val_*.bin]"
     --set train.steps="$steps" --set optim.warmup_steps=2 --set train.grad_accum=1 --set log.every=2 --set eval.every=0 --set eval.batches=2
     --set checkpoint.final=false)
-  timeout "$(budget 150)" "$ember" train "$@" --run-dir "$work/$name" "${sets[@]}" >"$work/$name.out" 2>&1 || { tail -20 "$work/$name.out"; return 1; }
+  timeout -s KILL "$(budget 150)" "$ember" train "$@" --run-dir "$work/$name" "${sets[@]}" >"$work/$name.out" 2>&1 || { tail -20 "$work/$name.out"; return 1; }
   grep -E "parameters|memory per rank|step " "$work/$name.out" | tail -5
   "$py" - "$work/$name/metrics.jsonl" "$work/$name.out" "$name" "$peak_tflops" <<'PY' || return 1
 import json, re, statistics, sys
