@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <map>
+
 #include "ember/config/yaml_reader.h"
 #include "ember/config/yaml_writer.h"
 #include "ember/util/sha256.h"
@@ -40,5 +42,35 @@ std::string to_yaml(const Config& cfg) { return section_yaml(cfg); }
 std::string config_hash(const Config& cfg) { return sha256_hex(to_yaml(cfg)); }
 
 std::string model_hash(const ModelConfig& m) { return sha256_hex(section_yaml(m)); }
+
+namespace {
+
+void flatten(const YAML::Node& node, const std::string& path, std::map<std::string, std::string>& out) {
+  if (node.IsMap()) {
+    for (const auto& kv : node) flatten(kv.second, path + "." + kv.first.Scalar(), out);
+    return;
+  }
+  YAML::Emitter e;
+  e << YAML::Flow << node;
+  out[path] = e.c_str();
+}
+
+}  // namespace
+
+std::vector<std::string> changed_keys(const std::string& old_yaml, const std::string& new_yaml,
+                                      const std::string& section) {
+  std::map<std::string, std::string> a, b;
+  flatten(YAML::Load(old_yaml)[section], section, a);
+  flatten(YAML::Load(new_yaml)[section], section, b);
+  std::vector<std::string> out;
+  for (const auto& [key, value] : b) {
+    auto it = a.find(key);
+    if (it == a.end() || it->second != value)
+      out.push_back(key + ": " + (it == a.end() ? "(none)" : it->second) + " -> " + value);
+  }
+  for (const auto& [key, value] : a)
+    if (!b.count(key)) out.push_back(key + ": " + value + " -> (none)");
+  return out;
+}
 
 }  // namespace ember

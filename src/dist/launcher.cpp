@@ -1,5 +1,6 @@
 #include "ember/dist/launcher.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -8,11 +9,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <chrono>
 #include <optional>
 
 #include "ember/util/error.h"
@@ -53,11 +54,17 @@ struct Rank {
   int out = -1, err = -1;  // read ends of the child's stdout / stderr
   std::string out_buf, err_buf;
   std::optional<int> status;  // exit code, or 128 + signal
+  std::chrono::steady_clock::time_point exited_at;
 };
 
-[[noreturn]] void exec_rank(const LaunchOptions& opt, int local, int out_w, int err_w) {
+// After a rank exits, its pipes are read for this long more: a process it left behind that holds
+// them open does not keep the launcher waiting.
+constexpr auto kDrainAfterExit = std::chrono::seconds(2);
+
+[[noreturn]] void exec_rank(const LaunchOptions& opt, int local, int out_w, int err_w, pid_t launcher) {
   ::setpgid(0, 0);
-  ::prctl(PR_SET_PDEATHSIG, SIGTERM);  // the launcher killed with -9: the ranks stop (and checkpoint)
+  ::prctl(PR_SET_PDEATHSIG, SIGTERM);         // the launcher killed with -9: the ranks stop (and checkpoint)
+  if (::getppid() != launcher) ::_exit(143);  // it died before prctl: nobody would signal this rank
   ::dup2(out_w, STDOUT_FILENO);
   ::dup2(err_w, STDERR_FILENO);
   const int world = opt.nproc * opt.nnodes;
@@ -81,15 +88,17 @@ struct Rank {
 }
 
 Rank start_rank(const LaunchOptions& opt, int local) {
-  int out[2], err[2];
-  if (::pipe(out) != 0 || ::pipe(err) != 0) throw Error(std::string("ember launch: pipe: ") + std::strerror(errno));
+  int out[2], err[2];  // close-on-exec: no rank inherits another's pipes (dup2 onto 1 and 2 clears it)
+  if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0)
+    throw Error(std::string("ember launch: pipe: ") + std::strerror(errno));
   Rank r;
   r.rank = opt.node_rank * opt.nproc + local;
+  const pid_t launcher = ::getpid();
   r.pid = ::fork();
   if (r.pid < 0) throw Error(std::string("ember launch: fork: ") + std::strerror(errno));
   if (r.pid == 0) {
     ::close(out[0]), ::close(err[0]);
-    exec_rank(opt, local, out[1], err[1]);
+    exec_rank(opt, local, out[1], err[1], launcher);
   }
   ::setpgid(r.pid, r.pid);  // also here, so that a signal sent right away finds the group
   ::close(out[1]), ::close(err[1]);
@@ -128,6 +137,7 @@ class Job {
       if (!r.status) ::kill(-r.pid, sig);
   }
   void reap();
+  void close_drained();
   void stop_others(const Rank& failed);
   bool all_done() const {
     for (const auto& r : ranks_)
@@ -148,7 +158,20 @@ void Job::reap() {
     int st = 0;
     if (::waitpid(r.pid, &st, WNOHANG) != r.pid) continue;
     r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    r.exited_at = std::chrono::steady_clock::now();
+    ::kill(-r.pid, SIGTERM);  // what the rank started and left running goes with it
     if (*r.status != 0 && !first_failure_) stop_others(r);
+  }
+}
+
+void Job::close_drained() {
+  const auto now = std::chrono::steady_clock::now();
+  for (auto& r : ranks_) {
+    if (!r.status || now - r.exited_at < kDrainAfterExit) continue;
+    if (r.out >= 0) ::close(r.out), r.out = -1;
+    if (r.err >= 0) ::close(r.err), r.err = -1;
+    if (!r.out_buf.empty()) std::fprintf(stdout, "[rank %d] %s\n", r.rank, r.out_buf.c_str()), r.out_buf.clear();
+    if (!r.err_buf.empty()) std::fprintf(stderr, "[rank %d] %s\n", r.rank, r.err_buf.c_str()), r.err_buf.clear();
   }
 }
 
@@ -184,11 +207,14 @@ int Job::run() {
     for (size_t i = 1; i < fds.size(); ++i) {
       if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
       for (auto& r : ranks_) {
-        if (fds[i].fd == r.out) pump(r.out, r.out_buf, stdout, r.rank);
-        else if (fds[i].fd == r.err) pump(r.err, r.err_buf, stderr, r.rank);
+        if (fds[i].fd == r.out)
+          pump(r.out, r.out_buf, stdout, r.rank);
+        else if (fds[i].fd == r.err)
+          pump(r.err, r.err_buf, stderr, r.rank);
       }
     }
     reap();
+    close_drained();
     if (kill_at_ && std::chrono::steady_clock::now() > *kill_at_) {
       std::fprintf(stderr, "ember launch: ranks still running after %.0f s: killing them\n", opt_.grace_s);
       signal_all(SIGKILL);
@@ -226,9 +252,9 @@ int launch(const LaunchOptions& given) {
     throw UsageError("ember launch: --master HOST:PORT is required with --nnodes > 1");
   if (opt.master_port == 0) opt.master_port = free_port();
   int wake[2];
-  if (::pipe(wake) != 0) throw Error(std::string("ember launch: pipe: ") + std::strerror(errno));
+  if (::pipe2(wake, O_CLOEXEC) != 0) throw Error(std::string("ember launch: pipe: ") + std::strerror(errno));
   g_wake_fd = wake[1];
-  struct sigaction sa{};
+  struct sigaction sa {};
   sa.sa_handler = on_signal;
   ::sigaction(SIGINT, &sa, nullptr);
   ::sigaction(SIGTERM, &sa, nullptr);

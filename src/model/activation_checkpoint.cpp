@@ -30,13 +30,17 @@ struct Checkpoint : torch::autograd::Function<Checkpoint> {
     const auto rerun = c10::static_intrusive_pointer_cast<Rerun>(ctx->saved_data["fn"].toCapsule());
     at::Tensor input = x.detach().requires_grad_(x.requires_grad());
     torch::AutoGradMode grad_on(true);
-    std::optional<AutocastScope> amp;  // the forward's autocast state, on this (autograd) thread
-    std::optional<NoAutocastScope> no_amp;
-    if (ctx->saved_data["autocast"].toBool())
-      amp.emplace(x.device(), true);
-    else
-      no_amp.emplace(x.device());
-    const at::Tensor y = rerun->fn(input);
+    at::Tensor y;
+    {  // the recompute under the forward's autocast state, on this (autograd) thread; its backward
+       // under the caller's, as every other block's (PyTorch's checkpoint does the same)
+      std::optional<AutocastScope> amp;
+      std::optional<NoAutocastScope> no_amp;
+      if (ctx->saved_data["autocast"].toBool())
+        amp.emplace(x.device(), true);
+      else
+        no_amp.emplace(x.device());
+      y = rerun->fn(input);
+    }
     torch::autograd::backward({y}, {grad_out[0]});  // parameters' gradients accumulate here
     return {input.requires_grad() ? input.grad() : at::Tensor(), at::Tensor()};
   }

@@ -35,6 +35,8 @@ MemoryEstimate estimate_training_memory(const ModelConfig& cfg, const MemoryOpti
   m.gradients = 4 * P;
   m.optimizer = 8 * P / static_cast<double>(o.zero >= 1 ? std::max<int64_t>(o.world, 1) : 1);  // exp_avg, exp_avg_sq
   m.autocast_copies = bf16 ? 2 * matmul_parameters(model) : 0.0;
+  if (o.world > 1)  // each bucket holds its gradients and one slot per parameter (dist/grad_reducer.cpp)
+    m.gradient_buckets = (o.grad_comm_bf16 ? 2.0 : 4.0) * (P + static_cast<double>(model.parameters().size()));
   double kept = 0, largest = 0, all = 0;
   const auto& blocks = model.blocks();
   for (size_t l = 0; l < blocks.size(); ++l) {
@@ -55,10 +57,15 @@ MemoryEstimate estimate_training_memory(const ModelConfig& cfg, const MemoryOpti
 }
 
 nlohmann::json MemoryEstimate::to_json() const {
-  return {{"parameters", parameters},   {"gradients", gradients},
-          {"optimizer", optimizer},     {"autocast_copies", autocast_copies},
-          {"activations", activations}, {"loss", loss},
-          {"total", total()},           {"activations_per_block_token", activations_per_block_token}};
+  return {{"parameters", parameters},
+          {"gradients", gradients},
+          {"optimizer", optimizer},
+          {"autocast_copies", autocast_copies},
+          {"gradient_buckets", gradient_buckets},
+          {"activations", activations},
+          {"loss", loss},
+          {"total", total()},
+          {"activations_per_block_token", activations_per_block_token}};
 }
 
 }  // namespace ember

@@ -1,5 +1,7 @@
 #include "ember/train/trainer.h"
 
+#include <c10/core/impl/VirtualGuardImpl.h>
+#include <fmt/ranges.h>
 #include <torch/cuda.h>
 #include "ember/util/log.h"
 
@@ -7,15 +9,17 @@
 #include <thread>
 
 #include "ember/analysis/epsilon.h"
+#include "ember/data/text_encoder.h"
 #include "ember/model/autocast.h"
 #include "ember/train/device_memory.h"
 #include "ember/train/lr_schedule.h"
 #include "ember/train/peak_flops.h"
 #include "ember/train/preemption.h"
+#include "ember/util/cpus.h"
 #include "ember/util/denormals.h"
-#include "ember/util/host_memory.h"
 #include "ember/util/error.h"
 #include "ember/util/files.h"
+#include "ember/util/host_memory.h"
 #include "ember/util/progress.h"
 
 namespace ember {
@@ -38,7 +42,7 @@ void set_threads(int64_t configured, const DistEnv& dist) {
   if (configured > 0)
     at::set_num_threads(static_cast<int>(configured));
   else if (dist.local_world > 1)
-    at::set_num_threads(std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / dist.local_world));
+    at::set_num_threads(std::max(1, usable_cpus() / dist.local_world));
 }
 
 }  // namespace
@@ -51,6 +55,9 @@ Trainer::Trainer(Config cfg, TrainOptions opt) : cfg_(std::move(cfg)), opt_(std:
   run_dir_ = run_dir_of(cfg_, opt_);
   dist_ = read_dist_env(process_environment());
   device_ = pick_device(cfg_.train.device, dist_);
+  // The rank's GPU becomes the current device, so that nothing (a library's context, NCCL's guess
+  // of the device) lands on GPU 0 by default.
+  if (device_.is_cuda()) c10::impl::VirtualGuardImpl(device_.type()).setDevice(device_);
   set_threads(cfg_.train.threads, dist_);
   if (device_.is_cpu()) {
     flush_denormals_on_all_threads();  // a decaying memory otherwise stalls on them
@@ -68,7 +75,10 @@ void Trainer::join_job() {
     log::set_prefix(fmt::format("[rank {}] ", dist_.rank));
     log::set_level(log::level::warn);
   }
-  comm_ = Communicator::connect(dist_, cfg_.distributed.backend, std::chrono::seconds(cfg_.distributed.timeout_s));
+  // auto: NCCL for ranks that train on a GPU, Gloo for CPU ranks (also on a node that has GPUs).
+  auto backend = cfg_.distributed.backend;
+  if (backend == Backend::automatic) backend = device_.is_cuda() ? Backend::nccl : Backend::gloo;
+  comm_ = Communicator::connect(dist_, backend, std::chrono::seconds(cfg_.distributed.timeout_s));
   log::info("distributed: {} ranks ({} per node) over {} from {} | global batch {} x {} x {} = {} tokens/step",
             dist_.world, dist_.local_world, comm_->backend_name(), dist_.source, cfg_.train.micro_batch,
             cfg_.train.grad_accum, dist_.world, global_tokens_per_step());
@@ -101,6 +111,7 @@ void Trainer::open_data() {
   if (!cfg_.data.val.empty()) {
     o.shuffle = false;
     val_loader_ = open_loader(cfg_.data.val, "data.val", o, cfg_.model.vocab_size);
+    require_same_tokenizer(cfg_.data.train, "data.train", cfg_.data.val, "data.val");
   }
 }
 
@@ -115,7 +126,6 @@ void Trainer::open_run_dir() {
   lock_ = std::make_unique<RunLock>(run_dir_);  // before anything in the run directory changes
   log::add_file_sink(run_dir_ / "train.log");   // every console line also goes to the run
   fs::create_directories(run_dir_);
-  write_file_atomic(run_dir_ / "config.yaml", to_yaml(cfg_));
   metrics_ = std::make_unique<MetricsLog>(run_dir_ / "metrics.jsonl",
                                           cfg_.log.tensorboard ? run_dir_ / "tensorboard" : fs::path());
   if (!opt_.resume) metrics_->truncate_after(-1);
@@ -142,6 +152,15 @@ void Trainer::save_checkpoint() {
                                 optimizer_->save_state());
     comm_->barrier();
   }
+  if (main_rank() && param_sync_)  // every rank's shard must be where rank 0 seals them
+    for (int r = 0; r < dist_.world; ++r) {
+      const auto shard = checkpointer_->staging_dir(state_.step) / fmt::format("optim_shard_{}.safetensors", r);
+      if (!fs::exists(shard))
+        throw CheckpointError(
+            fmt::format("ZeRO-1 checkpoint: rank {}'s optimizer shard is not in '{}'; every rank must "
+                        "write to the same run directory (on several nodes, a shared filesystem)",
+                        r, shard.parent_path().string()));
+    }
   if (main_rank()) {
     auto dir = param_sync_ ? checkpointer_->seal(checkpointer_->staging_dir(state_.step), states, state_.step)
                            : checkpointer_->save(states, state_.step);
@@ -164,23 +183,25 @@ bool Trainer::train_step() {
   const int64_t accum = cfg_.train.grad_accum;
   last_lr_ = learning_rate(cfg_.optim, state_.step, cfg_.train.steps);
   double loss_sum = 0.0;
-  {
-    AutocastScope autocast(device_, cfg_.train.precision == Precision::bf16);
-    for (int64_t micro = 0; micro < accum; ++micro) {
-      auto batch = train_loader_->next().to(device_);
-      const int64_t T = batch.size(1) - 1;
-      auto loss = model_->loss(batch.narrow(1, 0, T), batch.narrow(1, 1, T)) / static_cast<double>(accum);
-      if (reducer_) reducer_->begin_micro_step(micro == accum - 1);  // communicate on the last only
-      loss.backward();
-      loss_sum += loss.item<double>();
+  for (int64_t micro = 0; micro < accum; ++micro) {
+    auto batch = train_loader_->next().to(device_);
+    const int64_t T = batch.size(1) - 1;
+    at::Tensor loss;
+    {  // the forward under autocast, backward after it (as PyTorch recommends: backward ops run in
+       // the dtypes their forward chose)
+      AutocastScope autocast(device_, cfg_.train.precision == Precision::bf16);
+      loss = model_->loss(batch.narrow(1, 0, T), batch.narrow(1, 1, T)) / static_cast<double>(accum);
     }
+    if (reducer_) reducer_->begin_micro_step(micro == accum - 1);  // communicate on the last only
+    loss.backward();
+    loss_sum += loss.item<double>();
   }
-  if (reducer_) reducer_->finish();  // gradients now the mean over ranks: the norm below is global
+  if (reducer_) reducer_->finish();    // gradients now the mean over ranks: the norm below is global
   last_loss_ = reduce_mean(loss_sum);  // non-finite on any rank is non-finite on all
   last_grad_norm_ = global_grad_norm(model_->parameters());
   const bool finite = std::isfinite(last_loss_) && std::isfinite(last_grad_norm_);
   if (finite) optimizer_->step(last_lr_, clip_coefficient(last_grad_norm_, cfg_.optim.grad_clip));  // clipped inside
-  if (finite && param_sync_) param_sync_->sync();  // ZeRO-1: owners send their updated parameters
+  if (finite && param_sync_) param_sync_->sync();                        // ZeRO-1: owners send their updated parameters
   for (auto& p : model_->parameters()) p.mutable_grad() = at::Tensor();  // all: ZeRO-1 steps only its own
   state_.step += 1;
   state_.tokens_seen += global_tokens_per_step();
@@ -195,13 +216,25 @@ bool Trainer::train_step() {
   return false;
 }
 
+// Training faster than the matmul peak means the start-up measurement ran on a busy machine:
+// measure again and keep the larger (the time it takes stays out of the next window's tokens/s).
+void Trainer::remeasure_peak() {
+  const double again =
+      measure_matmul_peak(device_, cfg_.train.precision == Precision::bf16 ? at::kBFloat16 : at::kFloat);
+  if (again > peak_flops_) {
+    log::info("matmul peak measured again: {:.1f} GFLOP/s (at the start: {:.1f})", again / 1e9, peak_flops_ / 1e9);
+    peak_flops_ = again;
+  }
+  last_log_time_ = std::chrono::steady_clock::now();
+}
+
 void Trainer::log_step() {
   const auto now = std::chrono::steady_clock::now();
   const double window_s = std::chrono::duration<double>(now - last_log_time_).count();
   const double session_s = std::chrono::duration<double>(now - session_start_).count();
   const int64_t steps_done = state_.step - session_start_step_;
   const double tok_s = (state_.step - last_log_step_) * global_tokens_per_step() / std::max(window_s, 1e-9);
-  const double mfu = tok_s / dist_.world * model_->train_flops_per_token(cfg_.train.seq_len) / peak_flops_;
+  const double flops_s = tok_s / dist_.world * model_->train_flops_per_token(cfg_.train.seq_len);
   const double eta = session_s / std::max<int64_t>(steps_done, 1) * (cfg_.train.steps - state_.step);
   const int64_t window_steps = std::max<int64_t>(state_.step - last_log_step_, 1);
   const double comm_wait_s = reducer_ ? (reducer_->stats().wait_s - last_comm_wait_s_) / window_steps : 0.0;
@@ -209,11 +242,14 @@ void Trainer::log_step() {
   last_log_time_ = now;
   last_log_step_ = state_.step;
   if (!main_rank()) return;
+  if (flops_s > peak_flops_) remeasure_peak();
+  const double mfu = flops_s / peak_flops_;
   const auto peak_mem = device_peak_memory(device_);
   constexpr double gib = 1024.0 * 1024.0 * 1024.0;
-  log::info("step {:>6}/{} | loss {:.4f} | lr {:.2e} | gnorm {:.3f} | {:.0f} tok/s | MFU {:.1f}%{} | ETA {}", state_.step,
-            cfg_.train.steps, last_loss_, last_lr_, last_grad_norm_, tok_s, 100 * mfu,
-            peak_mem ? fmt::format(" | peak mem {:.1f} GiB", peak_mem->allocated_bytes / gib) : "", format_duration(eta));
+  log::info("step {:>6}/{} | loss {:.4f} | lr {:.2e} | gnorm {:.3f} | {:.0f} tok/s | MFU {:.1f}%{} | ETA {}",
+            state_.step, cfg_.train.steps, last_loss_, last_lr_, last_grad_norm_, tok_s, 100 * mfu,
+            peak_mem ? fmt::format(" | peak mem {:.1f} GiB", peak_mem->allocated_bytes / gib) : "",
+            format_duration(eta));
   nlohmann::json record{{"kind", "train"},
                         {"step", state_.step},
                         {"loss", last_loss_},
@@ -235,9 +271,11 @@ void Trainer::log_step() {
 void Trainer::evaluate(bool final_eval) {
   if (!val_loader_) return;
   model_->eval();
-  auto r = evaluate_perplexity(*model_, *val_loader_, cfg_.eval.batches, device_, cfg_.train.precision == Precision::bf16);
+  auto r =
+      evaluate_perplexity(*model_, *val_loader_, cfg_.eval.batches, device_, cfg_.train.precision == Precision::bf16);
   if (comm_) {  // each rank evaluated its own slice of every batch: token-weighted mean over all
-    const auto sums = comm_->sum(std::vector<double>{r.loss * static_cast<double>(r.tokens), static_cast<double>(r.tokens)});
+    const auto sums =
+        comm_->sum(std::vector<double>{r.loss * static_cast<double>(r.tokens), static_cast<double>(r.tokens)});
     r.tokens = static_cast<int64_t>(sums[1]);
     r.loss = sums[0] / std::max(sums[1], 1.0);
     r.perplexity = std::exp(r.loss);
@@ -261,8 +299,11 @@ void Trainer::log_geometry() {
   o.method = EpsilonMethod::kSampled;
   o.sample_pairs = cfg_.eval.capacity_pairs;
   o.seed = static_cast<uint64_t>(state_.step);
-  nlohmann::json record = {{"kind", "capacity"}, {"step", state_.step}, {"method", "sampled"},
-                           {"pairs", cfg_.eval.capacity_pairs}, {"tied", cfg_.model.embedding.kind == "tied"}};
+  nlohmann::json record = {{"kind", "capacity"},
+                           {"step", state_.step},
+                           {"method", "sampled"},
+                           {"pairs", cfg_.eval.capacity_pairs},
+                           {"tied", cfg_.model.embedding.kind == "tied"}};
   std::string line;
   const std::pair<const char*, at::Tensor> matrices[] = {{"input", model_->embedding().materialize()},
                                                          {"head", model_->head_weight()}};
@@ -298,11 +339,12 @@ void Trainer::build_model() {
     reducer_ = std::make_unique<GradReducer>(model_->parameters(), *comm_, cfg_.distributed.bucket_bytes(),
                                              cfg_.distributed.grad_comm == GradComm::bf16);
     comm_unoverlapped_s_ = reducer_->time_unoverlapped(3);
-    log::info("distributed: {} gradient buckets of <= {} MB in {} ({:.1f} MB per step; {:.1f} ms to all-reduce "
-              "them without overlap)",
-              reducer_->stats().buckets, cfg_.distributed.bucket_mb,
-              cfg_.distributed.grad_comm == GradComm::bf16 ? "bf16" : "fp32", reducer_->stats().bytes / 1048576.0,
-              1e3 * comm_unoverlapped_s_);
+    log::info(
+        "distributed: {} gradient buckets of <= {} MB in {} ({:.1f} MB per step; {:.1f} ms to all-reduce "
+        "them without overlap)",
+        reducer_->stats().buckets, cfg_.distributed.bucket_mb,
+        cfg_.distributed.grad_comm == GradComm::bf16 ? "bf16" : "fp32", reducer_->stats().bytes / 1048576.0,
+        1e3 * comm_unoverlapped_s_);
   }
   model_state_ = std::make_unique<ModuleState>(*model_);
   auto named = model_->named_parameters().pairs();
@@ -324,8 +366,42 @@ void Trainer::log_memory_per_rank() const {
   for (const auto& p : model_->parameters()) params += p.numel() * p.element_size();
   for (const auto& [name, t] : optimizer_->state_tensors()) owned += t.numel() * t.element_size();
   const double mb = 1024.0 * 1024.0;
-  log::info("memory per rank: parameters {:.1f} MB, gradients {:.1f} MB, AdamW state {:.1f} MB{}", params / mb,
-            params / mb, owned / mb, param_sync_ ? fmt::format(" (ZeRO-1: this rank's shard of {})", dist_.world) : "");
+  log::info("memory per rank: parameters {:.1f} MB, gradients {:.1f} MB, AdamW state {:.1f} MB{}{}", params / mb,
+            params / mb, owned / mb, param_sync_ ? fmt::format(" (ZeRO-1: this rank's shard of {})", dist_.world) : "",
+            reducer_ ? fmt::format(", gradient buckets {:.1f} MB", reducer_->stats().bytes / mb) : "");
+}
+
+// config.yaml is the config the checkpoints were trained with until a resume is accepted, so a
+// refused one (another model) leaves the run as it was.
+void Trainer::record_config() {
+  if (main_rank()) write_file_atomic(run_dir_ / "config.yaml", to_yaml(cfg_));
+}
+
+// A checkpoint of another model is refused before anything loads, naming the model.* keys that
+// differ from the run's config.yaml.
+void Trainer::refuse_another_model(const CheckpointData& ckpt) const {
+  const auto saved = TrainState::from_json(ckpt.component("train").json, ckpt.where());
+  if (saved.model_hash == state_.model_hash) return;
+  std::string keys;
+  if (fs::exists(run_dir_ / "config.yaml"))
+    keys = fmt::format(" ({})",
+                       fmt::join(changed_keys(read_text_file(run_dir_ / "config.yaml"), to_yaml(cfg_), "model"), "; "));
+  throw CheckpointError(ckpt.where() + " was trained with a different model config" + keys +
+                        "; resume needs the same model.* keys (or another --run-dir for a new run)");
+}
+
+// Resuming with other train / optim / data keys is allowed (a longer run, another learning rate)
+// but never silent: train.steps stretches the schedule, a smaller one trains nothing.
+void Trainer::warn_about_changes() const {
+  if (fs::exists(run_dir_ / "config.yaml")) {
+    const auto old_yaml = read_text_file(run_dir_ / "config.yaml"), new_yaml = to_yaml(cfg_);
+    for (const char* section : {"train", "optim", "data"})
+      for (const auto& change : changed_keys(old_yaml, new_yaml, section))
+        log::warn("resuming with a changed {} (the schedule and data order follow the new value)", change);
+  }
+  if (state_.step >= cfg_.train.steps)
+    log::warn("the run is at step {} and train.steps = {}: nothing to train (raise train.steps to continue)",
+              state_.step, cfg_.train.steps);
 }
 
 void Trainer::resume() {
@@ -335,23 +411,42 @@ void Trainer::resume() {
     log::warn("--resume: no complete checkpoint in '{}', starting from step 0", run_dir_.string());
     return;
   }
-  if (ckpt->components.count("train") && TrainState::from_json(ckpt->component("train").json, ckpt->where()).weights_only) {
+  if (ckpt->components.count("train")) refuse_another_model(*ckpt);
+  if (ckpt->components.count("train") &&
+      TrainState::from_json(ckpt->component("train").json, ckpt->where()).weights_only) {
     // Imported weights (ember import): the model alone; AdamW, the data order and the RNG start afresh.
     restore_components(*ckpt, {{"train", &state_}, {"model", model_state_.get()}});
     state_.weights_only = false;
     if (metrics_) metrics_->truncate_after(state_.step);  // records of an earlier attempt go
-    log::info("starting from the weights of {} ({}): new optimizer state, data from the start",
-              ckpt->dir.string(), state_.origin.empty() ? "no origin recorded" : state_.origin);
+    log::info("starting from the weights of {} ({}): new optimizer state, data from the start", ckpt->dir.string(),
+              state_.origin.empty() ? "no origin recorded" : state_.origin);
     return;
   }
   restore_components(*ckpt, components());  // every rank reads the same checkpoint
   restore_optimizer(*ckpt);
   if (metrics_) metrics_->truncate_after(state_.step);
   log::info("resumed from {} at step {} ({} tokens seen)", ckpt->dir.string(), state_.step, state_.tokens_seen);
+  warn_about_changes();
   if (state_.saved_world != state_.world)  // data parallel: every rank holds the whole state
-    log::warn("resuming a checkpoint of {} rank(s) with {}: the data order continues from the same window, "
-              "sliced for the new world size",
-              state_.saved_world, state_.world);
+    log::warn(
+        "resuming a checkpoint of {} rank(s) with {}: the data order continues from the same window, "
+        "sliced for the new world size",
+        state_.saved_world, state_.world);
+}
+
+// Each rank reads the run directory itself: ranks that found different checkpoints (a directory on
+// node-local disks, a copy behind) would average gradients of different models. Refused.
+void Trainer::check_ranks_resumed_alike() {
+  if (!comm_) return;
+  std::vector<double> steps(static_cast<size_t>(dist_.world), 0.0);
+  steps[static_cast<size_t>(dist_.rank)] = static_cast<double>(state_.step);
+  steps = comm_->sum(steps);
+  for (int r = 1; r < dist_.world; ++r)
+    if (steps[static_cast<size_t>(r)] != steps[0])
+      throw Error(
+          fmt::format("resuming: rank 0 starts at step {} but rank {} at step {}; every rank must see the "
+                      "same run directory '{}' (on several nodes, a shared filesystem)",
+                      steps[0], r, steps[static_cast<size_t>(r)], run_dir_.string()));
 }
 
 TrainSummary Trainer::run() {
@@ -364,6 +459,8 @@ TrainSummary Trainer::run() {
   state_.world = dist_.world;
   together("opening the run directory", [&] { open_run_dir(); });
   together("resuming", [&] { resume(); });
+  check_ranks_resumed_alike();
+  record_config();
   log_memory_per_rank();
   peak_flops_ = measure_matmul_peak(device_, cfg_.train.precision == Precision::bf16 ? at::kBFloat16 : at::kFloat);
   reset_device_peak_memory(device_);  // the peak reported is training's, not the probe's
@@ -388,7 +485,8 @@ TrainSummary Trainer::run() {
       if (state_.step < cfg_.train.steps || cfg_.checkpoint.final) save_checkpoint();
     }
     if (stop && state_.step < cfg_.train.steps) {
-      if (main_rank()) log::warn("stopping at step {} (preemption): checkpoint saved, resume with --resume", state_.step);
+      if (main_rank())
+        log::warn("stopping at step {} (preemption): checkpoint saved, resume with --resume", state_.step);
       summary.preempted = true;
       break;
     }

@@ -2,7 +2,9 @@
 # 2B (same windows, gradients averaged in buckets), also with gradient accumulation; resume is bit
 # for bit at the same world size; SIGTERM to the job checkpoints and exits 0 on every rank; a rank
 # killed with -9 fails the job with a message naming it and leaves no process behind; a rank whose
-# peer dies fails by itself within distributed.timeout_s; bad launcher input is one clear line.
+# peer dies fails by itself within distributed.timeout_s; a killed launcher's rank still
+# checkpoints; a rank's leftover children do not hold the job; ranks that resume from different
+# checkpoints are refused; bad launcher input is one clear line.
 source "$(dirname "$0")/lib_common.sh"
 mkdir -p data
 make_synthetic data 64 100000 10000 >/dev/null
@@ -147,6 +149,40 @@ if wait $r0; then fail "rank 0 must fail when rank 1 dies"; fi
 [ $(( $(date +%s) - start )) -le 30 ] || fail "rank 0 took too long to notice"
 grep -q "ember: error: distributed: .* failed on rank 0: rank 1 stopped beating" alone0.err \
   || { tail -3 alone0.err; fail "rank 0 names the dead rank"; }
+
+# The launcher killed with -9: its rank hears SIGTERM (PDEATHSIG), and although nobody reads its
+# output any more it finishes the step and checkpoints (SIGPIPE used to kill it first).
+"$EMBER" launch -n 1 -- ember train -c base.yaml "${common[@]}" --set train.steps=100000 \
+  --run-dir runs/orphan >/dev/null 2>orphan.err &
+launcher=$!
+for _ in $(seq 600); do grep -q "step .*5/" orphan.err 2>/dev/null && break; sleep 0.1; done
+rank=$(pgrep -f "runs/orphan" | grep -vx "$launcher" | head -1)
+[ -n "$rank" ] || fail "the orphan test's rank not found"
+kill -9 $launcher
+for _ in $(seq 300); do kill -0 "$rank" 2>/dev/null || break; sleep 0.1; done
+! kill -0 "$rank" 2>/dev/null || fail "the rank of a killed launcher is still running"
+ls runs/orphan/checkpoints | grep -q step_ || { cat runs/orphan/train.log; fail "the orphaned rank wrote no checkpoint"; }
+grep -q "stopping at step" runs/orphan/train.log || fail "the orphaned rank did not stop for preemption"
+
+# A rank's exit ends its part of the job: what it left running (holding the output pipe) is
+# stopped, and the launcher does not wait for it.
+start=$(date +%s)
+"$EMBER" launch -n 1 -- sh -c 'sleep 37.25 & echo started' >left.out 2>&1 || { cat left.out; fail "left-behind child"; }
+[ $(( $(date +%s) - start )) -le 10 ] || fail "the launcher waited for a process its rank left behind"
+grep -q "\[rank 0\] started" left.out || fail "the rank's output is lost"
+sleep 0.5
+! pgrep -f "sleep 37.25" >/dev/null || fail "the rank's child was left running"
+
+# Ranks that resume from different checkpoints (a run directory on node-local disks) are refused.
+port=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+mkdir -p runs/local_empty
+resume_rank() { RANK=$1 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port "$EMBER" train -c base.yaml \
+  "${common[@]}" --set train.micro_batch=4 --set distributed.timeout_s=30 --run-dir "$2" --resume; }
+resume_rank 0 runs/split >/dev/null 2>diverge0.err &
+r0=$!
+resume_rank 1 runs/local_empty >/dev/null 2>diverge1.err && fail "rank 1 resumed from nothing beside rank 0's step 20"
+wait $r0 && fail "rank 0 trained with a rank that resumed elsewhere"
+grep -q "rank 0 starts at step 20 but rank 1 at step 0" diverge0.err || { cat diverge0.err; fail "resume mismatch message"; }
 
 # Bad input.
 RANK=0 WORLD_SIZE=2 "$EMBER" train -c base.yaml "${common[@]}" --run-dir runs/bad 2>env.err && fail "missing MASTER_*"

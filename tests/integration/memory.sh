@@ -36,7 +36,8 @@ ratio = est / measured
 print(f"23 sequences x 256 tokens: measured {measured / 1e6:.0f} MB, estimated {est / 1e6:.0f} MB, ratio {ratio:.2f}")
 assert 0.75 <= ratio <= 1.33, ratio
 for e in (e1, e24):
-    parts = sum(e[k] for k in ("parameters", "gradients", "optimizer", "autocast_copies", "activations", "loss"))
+    parts = sum(e[k] for k in ("parameters", "gradients", "optimizer", "autocast_copies", "gradient_buckets",
+                               "activations", "loss"))
     assert abs(parts - e["total"]) < 1, e
 PY
 "$EMBER" inspect m.yaml --memory --zero 1 --world 4 --json >z.json
@@ -45,6 +46,7 @@ PY
 import json
 e1, z, c, e24 = (json.load(open(f))["memory"] for f in ("e1.json", "z.json", "c.json", "e24.json"))
 assert abs(z["optimizer"] * 4 - e1["optimizer"]) < 1, (z, e1)
+assert e1["gradient_buckets"] == 0 and abs(z["gradient_buckets"] / e1["gradients"] - 1) < 0.01, (z, e1)
 assert c["activations"] < 0.5 * e24["activations"], (c["activations"], e24["activations"])
 PY
 # The shipped paper-scale configs fit an 80 GB device by the estimate.

@@ -71,3 +71,17 @@ assert any(r['kind'] == 'eval' and r['step'] == 30 for r in recs), 'no final eva
 assert all('device_peak_allocated_gib' not in r for r in recs), 'a CPU run reported device memory'
 " || fail "checkpoint.final=false: metrics"
 echo "checkpoint.final=false writes no final checkpoint"
+
+# A resume with another model is refused before anything changes: config.yaml still describes the
+# checkpoints (eval keeps working) and the message names the keys that differ. Other changed keys
+# are announced, and a train.steps the run has passed says there is nothing to train.
+cp runs/no_final/config.yaml no_final.config.before
+expect_error "different model config (model.d_model: 64 -> 128" \
+  "$EMBER" train -c base.yaml --set model.d_model=128 --set train.steps=40 --run-dir runs/no_final --resume
+cmp -s runs/no_final/config.yaml no_final.config.before || fail "a refused resume rewrote config.yaml"
+"$EMBER" eval runs/no_final --batches 1 >/dev/null 2>eval_after.err || { cat eval_after.err; fail "eval after a refused resume"; }
+"$EMBER" train -c base.yaml --set train.steps=15 --set checkpoint.every=20 --run-dir runs/no_final --resume \
+  >/dev/null 2>changed.err || { cat changed.err; fail "resume with another train.steps"; }
+grep -q "resuming with a changed train.steps: 30 -> 15" changed.err || { cat changed.err; fail "changed key not announced"; }
+grep -q "the run is at step 20 and train.steps = 15: nothing to train" changed.err || fail "nothing-to-train not said"
+echo "a refused resume leaves the run as it was; changed keys are announced"

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <optional>
+
 #include "ember/checkpoint/parameters.h"
 #include "ember/model/activation_checkpoint.h"
 #include "ember/model/autocast.h"
@@ -24,9 +26,14 @@ ember::ModelConfig small(const std::string& mixer) {
   return c;
 }
 
-std::map<std::string, at::Tensor> grads_of(ember::LanguageModel& m, const at::Tensor& ids, bool bf16) {
-  ember::AutocastScope amp(at::kCPU, bf16);
-  m.loss(ids, torch::roll(ids, 1, 1)).backward();
+// The forward under autocast and backward after it, as the trainer and PyTorch do; or backward
+// inside the autocast scope too (the checkpointed block's backward follows the caller's state).
+std::map<std::string, at::Tensor> grads_of(ember::LanguageModel& m, const at::Tensor& ids, bool bf16,
+                                           bool backward_under_autocast) {
+  std::optional<ember::AutocastScope> amp(std::in_place, at::kCPU, bf16);
+  auto loss = m.loss(ids, torch::roll(ids, 1, 1));
+  if (!backward_under_autocast) amp.reset();
+  loss.backward();
   std::map<std::string, at::Tensor> out;
   for (const auto& p : m.named_parameters()) out[p.key()] = p.value().grad().clone();
   return out;
@@ -38,19 +45,20 @@ TEST(ActivationCheckpoint, GradientsEqualThoseWithoutCheckpointing) {
   for (std::string mixer : {"attention", "gated_attention", "short_conv", "hope_attention", "hope_attention+lens"}) {
     for (auto [mode, k] : std::vector<std::pair<ember::ActivationCheckpointing, int64_t>>{
              {ember::ActivationCheckpointing::full, 1}, {ember::ActivationCheckpointing::every_k, 2}}) {
-      for (bool bf16 : {false, true}) {
+      for (auto [bf16, inside] : std::vector<std::pair<bool, bool>>{{false, false}, {true, false}, {true, true}}) {
         torch::manual_seed(1);
         ember::LanguageModel plain(small(mixer)), ckpt(small(mixer));
         ember::load_parameters(ckpt, ember::module_tensors(plain), "copy");
         if (!bf16) plain.to(torch::kDouble), ckpt.to(torch::kDouble);
         ckpt.set_activation_checkpointing(mode, k);
         auto ids = torch::randint(0, 40, {2, 12}, torch::kLong);
-        auto a = grads_of(plain, ids, bf16), b = grads_of(ckpt, ids, bf16);
+        auto a = grads_of(plain, ids, bf16, inside), b = grads_of(ckpt, ids, bf16, inside);
         ASSERT_EQ(a.size(), b.size());
         for (const auto& [name, g] : a) {
           ASSERT_TRUE(b[name].defined()) << mixer << " " << name;
           EXPECT_TRUE(torch::equal(g, b[name]))
-              << mixer << " " << name << " bf16=" << bf16 << " max diff " << (g - b[name]).abs().max().item<double>();
+              << mixer << " " << name << " bf16=" << bf16 << " backward under autocast=" << inside << " max diff "
+              << (g - b[name]).abs().max().item<double>();
         }
       }
     }

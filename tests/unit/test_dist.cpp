@@ -11,6 +11,7 @@
 #include "ember/dist/environment.h"
 #include "ember/dist/grad_reducer.h"
 #include "ember/dist/zero_shards.h"
+#include "ember/util/cpus.h"
 #include "ember/util/error.h"
 
 using ember::Communicator;
@@ -55,8 +56,12 @@ void on_ranks(int world, const std::function<void(int, Communicator&)>& fn, int 
 }  // namespace
 
 TEST(DistEnvironment, TorchrunVariablesGiveRankWorldAndMaster) {
-  auto d = ember::read_dist_env(env_of({{"RANK", "3"}, {"WORLD_SIZE", "8"}, {"LOCAL_RANK", "1"},
-                                        {"LOCAL_WORLD_SIZE", "2"}, {"MASTER_ADDR", "node7"}, {"MASTER_PORT", "29400"}}));
+  auto d = ember::read_dist_env(env_of({{"RANK", "3"},
+                                        {"WORLD_SIZE", "8"},
+                                        {"LOCAL_RANK", "1"},
+                                        {"LOCAL_WORLD_SIZE", "2"},
+                                        {"MASTER_ADDR", "node7"},
+                                        {"MASTER_PORT", "29400"}}));
   EXPECT_EQ(d.rank, 3);
   EXPECT_EQ(d.world, 8);
   EXPECT_EQ(d.local_rank, 1);
@@ -79,8 +84,11 @@ TEST(DistEnvironment, MissingOrInconsistentVariablesAreNamed) {
 }
 
 TEST(DistEnvironment, SlurmVariablesGiveTheFirstHostAndAPortFromTheJob) {
-  auto d = ember::read_dist_env(env_of({{"SLURM_PROCID", "5"}, {"SLURM_NTASKS", "8"}, {"SLURM_LOCALID", "1"},
-                                        {"SLURM_NTASKS_PER_NODE", "4(x2)"}, {"SLURM_JOB_NODELIST", "gpu[012-013]"},
+  auto d = ember::read_dist_env(env_of({{"SLURM_PROCID", "5"},
+                                        {"SLURM_NTASKS", "8"},
+                                        {"SLURM_LOCALID", "1"},
+                                        {"SLURM_NTASKS_PER_NODE", "4(x2)"},
+                                        {"SLURM_JOB_NODELIST", "gpu[012-013]"},
                                         {"SLURM_JOB_ID", "123456"}}));
   EXPECT_EQ(d.rank, 5);
   EXPECT_EQ(d.world, 8);
@@ -91,6 +99,36 @@ TEST(DistEnvironment, SlurmVariablesGiveTheFirstHostAndAPortFromTheJob) {
   EXPECT_EQ(d.source, "slurm");
   // A one-task Slurm step is one process, not a job to join.
   EXPECT_FALSE(ember::read_dist_env(env_of({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "1"}})).distributed());
+}
+
+// 7 tasks on 4 nodes ("2(x3),1"), an srun step on part of the allocation (its own node list).
+TEST(DistEnvironment, SlurmUnevenNodesAndStepsOnPartOfTheAllocation) {
+  std::map<std::string, std::string> v = {{"SLURM_PROCID", "6"},
+                                          {"SLURM_NTASKS", "7"},
+                                          {"SLURM_LOCALID", "0"},
+                                          {"SLURM_NODEID", "3"},
+                                          {"SLURM_TASKS_PER_NODE", "2(x3),1"},
+                                          {"SLURM_JOB_NODELIST", "n[1-4]"},
+                                          {"SLURM_JOB_ID", "7"}};
+  EXPECT_EQ(ember::read_dist_env(env_of(v)).local_world, 1);
+  v["SLURM_PROCID"] = "5", v["SLURM_LOCALID"] = "1", v["SLURM_NODEID"] = "2";
+  EXPECT_EQ(ember::read_dist_env(env_of(v)).local_world, 2);
+  v["SLURM_STEP_TASKS_PER_NODE"] = "3,3";  // srun -n 6 on two of the four nodes
+  v["SLURM_STEP_NUM_TASKS"] = "6", v["SLURM_STEP_NODELIST"] = "n[3-4]", v["SLURM_NODEID"] = "1";
+  auto d = ember::read_dist_env(env_of(v));
+  EXPECT_EQ(d.world, 6);
+  EXPECT_EQ(d.local_world, 3);
+  EXPECT_EQ(d.master_addr, "n3");
+  v["SLURM_STEP_TASKS_PER_NODE"] = "3(x";
+  EXPECT_NE(env_error(v).find("SLURM_STEP_TASKS_PER_NODE='3(x'"), std::string::npos) << env_error(v);
+  v["SLURM_STEP_TASKS_PER_NODE"] = "3";
+  EXPECT_NE(env_error(v).find("SLURM_NODEID=1 but SLURM_STEP_TASKS_PER_NODE='3' lists 1 nodes"), std::string::npos);
+  v.erase("SLURM_STEP_TASKS_PER_NODE"), v.erase("SLURM_TASKS_PER_NODE"), v.erase("SLURM_NODEID");
+  v["SLURM_NTASKS_PER_NODE"] = "abc";
+  EXPECT_NE(env_error(v).find("SLURM_NTASKS_PER_NODE='abc'"), std::string::npos) << env_error(v);
+  auto t = std::map<std::string, std::string>{
+      {"RANK", " 1"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "a"}, {"MASTER_PORT", "1"}};
+  EXPECT_NE(env_error(t).find("RANK=' 1'"), std::string::npos);
 }
 
 TEST(DistEnvironment, FirstSlurmHostOfAHostlist) {
@@ -258,4 +296,18 @@ TEST(DistZero, EveryRankEndsWithTheOwnersParameters) {
   for (int r = 0; r < 3; ++r)
     for (int k = 0; k < 4; ++k)
       EXPECT_TRUE(at::equal(got[r][k], at::full({k + 1, 2}, 10.0f * owners[k] + k))) << "rank " << r << " p" << k;
+}
+
+// Ranks share the CPUs the job gave them (Slurm's --cpus-per-task, taskset), not the machine's.
+TEST(DistEnvironment, UsableCpusFollowTheAffinityMask) {
+  cpu_set_t saved, one;
+  ASSERT_EQ(sched_getaffinity(0, sizeof saved, &saved), 0);
+  EXPECT_EQ(ember::usable_cpus(), CPU_COUNT(&saved));
+  int first = 0;
+  while (!CPU_ISSET(first, &saved)) ++first;
+  CPU_ZERO(&one);
+  CPU_SET(first, &one);
+  ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+  EXPECT_EQ(ember::usable_cpus(), 1);
+  ASSERT_EQ(sched_setaffinity(0, sizeof saved, &saved), 0);
 }

@@ -38,8 +38,14 @@ TEST(MemoryEstimate, MatchesTheClosedFormOfWhatEachPartKeeps) {
   const double block16 = 2 * (8 * d + 2 * d) + (5 * 2 * d + 4 * H) + 4 * 2 * f;
   EXPECT_DOUBLE_EQ(b.activations, N * (L * block16 + block16 + 8 * d));
   EXPECT_DOUBLE_EQ(b.autocast_copies, 2 * (P - L * 2 * d - d));  // every matrix (norm gains are 1-D)
+  EXPECT_DOUBLE_EQ(b.gradient_buckets, 0);                       // one process: no buckets
   o.zero = 1, o.world = 8;
   EXPECT_DOUBLE_EQ(ember::estimate_training_memory(c, o).optimizer, 8 * P / 8);
+  const double tensors = 1 + L * 9 + 1;  // the table, 9 per block (7 matrices, 2 norms), the final norm
+  EXPECT_DOUBLE_EQ(ember::estimate_training_memory(c, o).gradient_buckets, 4 * (P + tensors));
+  o.grad_comm_bf16 = true;
+  EXPECT_DOUBLE_EQ(ember::estimate_training_memory(c, o).gradient_buckets, 2 * (P + tensors));
+  o.grad_comm_bf16 = false;
   o.checkpointing = ember::ActivationCheckpointing::full;
   EXPECT_DOUBLE_EQ(ember::estimate_training_memory(c, o).activations, N * (L * 4 * d + 2 * block16 + 8 * d));
   o.checkpointing = ember::ActivationCheckpointing::every_k, o.checkpointing_k = 2;  // blocks 0 and 2

@@ -33,6 +33,7 @@ MemoryOptions memory_options(const Config& cfg, const InspectArgs& a) {
   o.checkpointing_k = cfg.train.activation_checkpointing_k;
   o.zero = a.zero;
   o.world = a.world;
+  o.grad_comm_bf16 = cfg.distributed.grad_comm == GradComm::bf16;
   return o;
 }
 
@@ -52,7 +53,8 @@ void print_memory(const nlohmann::json& m) {
       "{} rank(s)\n",
       m["micro_batch"].get<int64_t>(), m["seq_len"].get<int64_t>(), m["precision"].get<std::string>(),
       m["activation_checkpointing"].get<std::string>(), m["zero"].get<int64_t>(), m["world"].get<int64_t>());
-  for (const char* k : {"parameters", "gradients", "optimizer", "autocast_copies", "activations", "loss", "total"})
+  for (const char* k :
+       {"parameters", "gradients", "optimizer", "autocast_copies", "gradient_buckets", "activations", "loss", "total"})
     std::cout << fmt::format("  {:<16} {:>9.2f} GB\n", k, m[k].get<double>() / 1e9);
   std::cout << fmt::format("  {} a device of {:.0f} GB (allocator slack, CUDA context and buffers not counted)\n",
                            m["fits"].get<bool>() ? "fits" : "does NOT fit", m["device_gb"].get<double>());

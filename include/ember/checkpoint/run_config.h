@@ -46,4 +46,9 @@ std::string to_yaml(const Config& cfg);        // fully resolved, every key
 std::string config_hash(const Config& cfg);    // sha256 of to_yaml()
 std::string model_hash(const ModelConfig& m);  // sha256 of the model section alone
 
+// The keys under `section` whose values differ between two configs' YAML, as
+// "model.mixer.kind: attention -> titans" (a key present on one side only shows "(none)").
+std::vector<std::string> changed_keys(const std::string& old_yaml, const std::string& new_yaml,
+                                      const std::string& section);
+
 }  // namespace ember

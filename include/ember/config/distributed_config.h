@@ -19,7 +19,7 @@ inline std::span<const EnumName<GradComm>> enum_names(GradComm) {
 }
 
 struct DistributedConfig {
-  Backend backend = Backend::automatic;  // auto: nccl when CUDA is available, else gloo
+  Backend backend = Backend::automatic;  // auto: nccl when the ranks train on GPUs, else gloo
   int64_t timeout_s = 600;               // a collective or the rendezvous waiting longer fails
   double bucket_mb = 25.0;               // gradient all-reduce bucket size
   GradComm grad_comm = GradComm::fp32;   // dtype gradients travel in

@@ -1,8 +1,9 @@
 // Where this process sits in a distributed job, read from the launcher's environment: torchrun /
 // `ember launch` (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT) or
-// Slurm's srun (SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID, SLURM_NTASKS_PER_NODE or
-// SLURM_STEP_NUM_TASKS / SLURM_JOB_NUM_NODES, the first host of SLURM_JOB_NODELIST, a port derived
-// from SLURM_JOB_ID). Neither present: one process.
+// Slurm's srun (SLURM_PROCID, SLURM_STEP_NUM_TASKS or SLURM_NTASKS, SLURM_LOCALID, the tasks on
+// this node from SLURM_STEP_TASKS_PER_NODE / SLURM_TASKS_PER_NODE at SLURM_NODEID, else
+// SLURM_NTASKS_PER_NODE, else tasks / SLURM_JOB_NUM_NODES; the first host of SLURM_STEP_NODELIST,
+// else of SLURM_JOB_NODELIST; a port derived from SLURM_JOB_ID). Neither present: one process.
 #pragma once
 #include <functional>
 #include <optional>

@@ -4,8 +4,9 @@
 // activations kept for backward (per block, from what each component's forward saves; with
 // activation checkpointing, a checkpointed block keeps only its input and one block is rebuilt at
 // a time) plus one block's worth of gradients in flight during backward, and the loss's buffers
-// (dL/dh, dL/dW and one chunk of logits). A first-order model:
-// allocator slack, the CUDA context and communication buffers are not in it.
+// (dL/dh, dL/dW and one chunk of logits); with several data-parallel ranks, the flat buckets the
+// gradients are averaged in. A first-order model: allocator slack, the CUDA context and the
+// communication library's own buffers are not in it.
 #pragma once
 #include <nlohmann/json.hpp>
 
@@ -20,15 +21,19 @@ struct MemoryOptions {
   Precision precision = Precision::fp32;
   ActivationCheckpointing checkpointing = ActivationCheckpointing::none;
   int64_t checkpointing_k = 2;
-  int64_t zero = 0;   // 0: every rank holds the whole optimizer state; 1: ZeRO-1 shards it
-  int64_t world = 1;  // data-parallel ranks
+  int64_t zero = 0;             // 0: every rank holds the whole optimizer state; 1: ZeRO-1 shards it
+  int64_t world = 1;            // data-parallel ranks
+  bool grad_comm_bf16 = false;  // distributed.grad_comm: bf16 buckets
 };
 
 struct MemoryEstimate {
   double parameters = 0, gradients = 0, optimizer = 0, autocast_copies = 0;
+  double gradient_buckets = 0;             // world > 1: every gradient once more, in its bucket
   double activations = 0, loss = 0;        // bytes
   double activations_per_block_token = 0;  // bytes per token of one (uncheckpointed) block, on average
-  double total() const { return parameters + gradients + optimizer + autocast_copies + activations + loss; }
+  double total() const {
+    return parameters + gradients + optimizer + autocast_copies + gradient_buckets + activations + loss;
+  }
   nlohmann::json to_json() const;
 };
 

@@ -1,5 +1,5 @@
 // SIGINT / SIGTERM (cluster preemption) set a flag; the trainer checks it after each step,
-// writes a checkpoint and exits 0.
+// writes a checkpoint and exits 0. SIGPIPE is ignored while training.
 #pragma once
 
 namespace ember {

@@ -3,8 +3,8 @@
 // the model, optimizer, loader, RNG and train state are checkpoint components.
 #pragma once
 #include <chrono>
-#include <functional>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -64,6 +64,11 @@ class Trainer {
   void log_geometry();  // eval.capacity_every
   bool should_stop_early();
   void resume();
+  void record_config();
+  void remeasure_peak();
+  void warn_about_changes() const;
+  void refuse_another_model(const CheckpointData& ckpt) const;
+  void check_ranks_resumed_alike();
   void restore_optimizer(const CheckpointData& ckpt);
   void log_memory_per_rank() const;
   NamedComponents components();
