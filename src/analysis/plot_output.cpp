@@ -1,5 +1,7 @@
 #include "ember/analysis/plot_output.h"
 
+#include <fstream>
+
 #include "ember/util/error.h"
 
 #ifdef EMBER_HAVE_PLPLOT
@@ -33,8 +35,11 @@ void check_plot_path(const std::filesystem::path& png) {
   const auto parent = std::filesystem::absolute(png).parent_path();
   if (!std::filesystem::is_directory(parent))
     throw UsageError("--plot: directory '" + parent.string() + "' does not exist");
-  if (!device_for(png))
-    throw UsageError("--plot: '" + png.string() + "': expected a .png or .svg file name");
+  // PLplot aborts the whole program when it cannot open its file: try it before any work.
+  const bool existed = std::filesystem::exists(png);
+  if (!std::ofstream(png, std::ios::app)) throw UsageError("--plot: cannot write '" + png.string() + "'");
+  if (!existed) std::filesystem::remove(png);
+  if (!device_for(png)) throw UsageError("--plot: '" + png.string() + "': expected a .png or .svg file name");
 }
 
 void start_figure(const std::filesystem::path& png) {

@@ -1,5 +1,6 @@
 #include "ember/data/prepare_bytes.h"
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "ember/data/byte_tokens.h"
@@ -11,31 +12,59 @@
 
 namespace ember {
 
+namespace {
+
+// One document has no other to go to validation: its last val_fraction goes there instead, cut
+// after a newline (the first at or after the cut point, else the exact byte).
+size_t single_document_cut(const std::string& text, double val_fraction) {
+  const auto at = static_cast<size_t>(static_cast<double>(text.size()) * (1.0 - val_fraction));
+  const size_t newline = text.find('\n', at);
+  return newline != std::string::npos && newline + 1 < text.size() ? newline + 1 : at;
+}
+
+}  // namespace
+
 PrepareSummary prepare_bytes(const BytePrepareOptions& opt) {
   const auto docs = list_documents(opt.inputs, opt.extensions, "prepare");
+  StagingGuard discard_on_error(opt.out_dir);
   const fs::path staging = begin_staging(opt.out_dir);
   ShardWriter train(staging, "train", opt.shard_tokens, kByteVocabSize);
   ShardWriter val(staging, "val", opt.shard_tokens, kByteVocabSize);
   nlohmann::json sources = nlohmann::json::array();
-  for (const auto& doc : docs) {
-    const std::string text = read_text_file(doc);
-    const bool is_val = document_goes_to_val(doc.string(), opt.val_fraction);
+  auto add = [&](const std::string& text, const std::string& where, bool is_val, nlohmann::json record) {
     std::vector<uint32_t> ids = byte_tokens(text);
     ids.push_back(kByteDocumentSeparator);
-    (is_val ? val : train).add(ids, doc.string());
-    sources.push_back({{"path", doc.string()},
-                       {"sha256", sha256_hex(text)},
-                       {"bytes", text.size()},
-                       {"tokens", ids.size()},
-                       {"split", is_val ? "val" : "train"}});
+    (is_val ? val : train).add(ids, where);
+    record.update({{"sha256", sha256_hex(text)},
+                   {"bytes", text.size()},
+                   {"tokens", ids.size()},
+                   {"split", is_val ? "val" : "train"}});
+    sources.push_back(record);
+  };
+  const bool split_inside = docs.size() == 1 && opt.val_fraction > 0.0 && opt.val_fraction < 1.0;
+  for (const auto& doc : docs) {
+    const std::string text = read_text_file(doc);
+    if (split_inside) {
+      const size_t cut = single_document_cut(text, opt.val_fraction);
+      add(text.substr(0, cut), doc.string(), false, {{"path", doc.string()}, {"from_byte", 0}});
+      add(text.substr(cut), doc.string(), true, {{"path", doc.string()}, {"from_byte", cut}});
+      continue;
+    }
+    add(text, doc.string(), document_goes_to_val(doc.string(), opt.val_fraction), {{"path", doc.string()}});
   }
   train.flush();
   val.flush();
   if (train.written().empty() || val.written().empty())
-    throw DataError("prepare: the split left train or val empty; use more documents or another --val-fraction");
+    throw DataError(
+        fmt::format("prepare: the {} split is empty: {} document(s) went by name to {} with --val-fraction "
+                    "{}; documents are not cut (but a single one is), so use more of them or another "
+                    "--val-fraction",
+                    train.written().empty() ? "train" : "val", docs.size(), train.written().empty() ? "val" : "train",
+                    opt.val_fraction));
   std::vector<std::string> names = train.written();
   names.insert(names.end(), val.written().begin(), val.written().end());
   publish_shards(opt.out_dir, names);
+  discard_on_error.release();
   write_file_atomic(opt.out_dir / "train_token_counts.json", nlohmann::json(train.counts()).dump() + "\n");
   nlohmann::json manifest = {{"tokenizer", "bytes"},
                              {"vocab_size", kByteVocabSize},

@@ -185,6 +185,7 @@ PrepareSummary prepare_text(const TextPrepareOptions& opt) {
   const auto docs = list_documents(opt.inputs, opt.extensions, "prepare");
   int64_t total_bytes = 0;
   for (const auto& d : docs) total_bytes += static_cast<int64_t>(fs::file_size(d));
+  StagingGuard discard_on_error(opt.out_dir);
   const fs::path staging = begin_staging(opt.out_dir);  // an interrupted run must not look complete
   ShardWriter train(staging, "train", opt.shard_tokens, tok.vocab_size());
   ShardWriter val(staging, "val", opt.shard_tokens, tok.vocab_size());
@@ -213,7 +214,11 @@ PrepareSummary prepare_text(const TextPrepareOptions& opt) {
   val.flush();
   const bool eval_only = opt.val_fraction >= 1.0;  // e.g. the out-of-distribution corpora
   if ((train.written().empty() && !eval_only) || val.written().empty())
-    throw DataError("prepare: the split left train or val empty; use more documents or another --val-fraction");
+    throw DataError(
+        fmt::format("prepare: the {} split is empty: {} document(s) went by name to {} with "
+                    "--val-fraction {}; use more documents or another --val-fraction",
+                    val.written().empty() ? "val" : "train", docs.size(), val.written().empty() ? "train" : "val",
+                    opt.val_fraction));
 
   nlohmann::json sources = nlohmann::json::array();
   for (size_t i = 0; i < docs.size(); ++i)
@@ -224,6 +229,7 @@ PrepareSummary prepare_text(const TextPrepareOptions& opt) {
   std::vector<std::string> names = train.written();
   names.insert(names.end(), val.written().begin(), val.written().end());
   publish_shards(opt.out_dir, names);
+  discard_on_error.release();
   write_file_atomic(opt.out_dir / "train_token_counts.json", nlohmann::json(train.counts()).dump() + "\n");
   nlohmann::json manifest = {{"tokenizer", tok.name()},
                              {"tokenizer_spec", opt.tokenizer},

@@ -49,19 +49,26 @@ void ShardWriter::flush() {
 
 fs::path begin_staging(const fs::path& out) {
   fs::create_directories(out);
-  fs::remove(out / "manifest.json");
   fs::remove_all(staging_dir(out));
   fs::create_directories(staging_dir(out));
   return staging_dir(out);
 }
 
 void publish_shards(const fs::path& out, const std::vector<std::string>& names) {
+  fs::remove(out / "manifest.json");
   for (const auto& e : fs::directory_iterator(out)) {
     const std::string n = e.path().filename().string();
     if ((n.rfind("train_", 0) == 0 || n.rfind("val_", 0) == 0) && e.path().extension() == ".bin") fs::remove(e.path());
   }
   for (const auto& n : names) fs::rename(staging_dir(out) / n, out / n);
   fs::remove_all(staging_dir(out));
+}
+
+StagingGuard::~StagingGuard() {
+  std::error_code ignored;
+  if (!active_) return;
+  fs::remove_all(staging_dir(out_), ignored);
+  if (!existed_ && fs::is_empty(out_, ignored)) fs::remove(out_, ignored);
 }
 
 }  // namespace ember

@@ -92,6 +92,35 @@ TextEncoder dataset_encoder(const std::vector<std::string>& specs, const std::st
   return manifest_encoder(manifest);
 }
 
+std::optional<DatasetTokenizer> dataset_tokenizer(const std::vector<std::string>& specs, const std::string& key) {
+  std::vector<std::string> shard_specs;
+  for (const auto& spec : specs)
+    if (!is_text_input(spec)) shard_specs.push_back(spec);
+  if (shard_specs.empty()) return std::nullopt;
+  try {
+    const fs::path manifest = resolve_shards(shard_specs, key).front().parent_path() / "manifest.json";
+    if (!fs::exists(manifest)) return std::nullopt;
+    const auto m = nlohmann::json::parse(read_text_file(manifest));
+    const std::string kind = m.value("tokenizer", "");
+    if (kind == "bytes") return DatasetTokenizer{"bytes", "bytes", manifest};
+    if (!m.contains("tokenizer_spec")) return std::nullopt;
+    const std::string name = m["tokenizer_spec"].get<std::string>();
+    return DatasetTokenizer{name, m.value("tokenizer_sha256", name), manifest};
+  } catch (const std::exception&) {  // missing shards or an unreadable manifest: reported where they are read
+    return std::nullopt;
+  }
+}
+
+void require_same_tokenizer(const std::vector<std::string>& a, const std::string& a_key,
+                            const std::vector<std::string>& b, const std::string& b_key) {
+  const auto ta = dataset_tokenizer(a, a_key), tb = dataset_tokenizer(b, b_key);
+  if (!ta || !tb || ta->identity == tb->identity) return;
+  throw DataError(
+      fmt::format("{} was tokenized with '{}' ({}) but {} with '{}' ({}); ids of different tokenizers "
+                  "do not compare",
+                  b_key, tb->name, tb->manifest.string(), a_key, ta->name, ta->manifest.string()));
+}
+
 bool is_text_input(const std::string& spec) {
   const fs::path p(spec);
   return spec.rfind("nanogpt:", 0) != 0 && fs::is_regular_file(p) && p.extension() != ".bin" && p.extension() != ".npy";

@@ -1,5 +1,7 @@
 #include "ember/eval/alignment.h"
 
+#include "ember/eval/perplexity.h"
+
 namespace ember {
 
 namespace {
@@ -17,16 +19,15 @@ AlignmentResult residual_alignment(LanguageModel& model, BatchLoader& loader, in
   const auto L = static_cast<size_t>(model.config().n_layers);
   std::vector<double> mixer_sum(L, 0.0), mlp_sum(L, 0.0);
   AlignmentResult result;
-  for (int64_t b = 0; b < batches; ++b) {
-    auto batch = loader.next().to(model.device());
-    auto ids = batch.narrow(1, 0, batch.size(1) - 1);
+  // At most one pass over the windows, as evaluation: no token counts twice.
+  for_each_eval_batch(loader, batches, model.device(), [&](const at::Tensor& ids, const at::Tensor&) {
     auto traces = model.trace(ids);
     for (size_t l = 0; l < L; ++l) {
       mixer_sum[l] += row_cosines(traces[l].mixer_out, traces[l].mixer_residual).sum().item<double>();
       mlp_sum[l] += row_cosines(traces[l].mlp_out, traces[l].mlp_residual).sum().item<double>();
     }
     result.tokens += ids.numel();
-  }
+  });
   for (size_t l = 0; l < L; ++l)
     result.layers.push_back({static_cast<int64_t>(l), mixer_sum[l] / static_cast<double>(result.tokens),
                              mlp_sum[l] / static_cast<double>(result.tokens)});

@@ -1,5 +1,6 @@
 #include "ember/eval/attention_diagnostics.h"
 
+#include "ember/eval/perplexity.h"
 #include "ember/model/mixers/attention.h"
 #include "ember/util/error.h"
 
@@ -18,9 +19,8 @@ AttentionDiagnostics attention_diagnostics(LanguageModel& model, BatchLoader& lo
   std::vector<double> gate_sum(L, 0.0), sink_sum(L, 0.0);
   AttentionDiagnostics out;
   int64_t queries = 0;  // (sequence, position >= 1) pairs
-  for (int64_t b = 0; b < batches; ++b) {
-    auto batch = loader.next().to(model.device());
-    auto ids = batch.narrow(1, 0, batch.size(1) - 1);
+  // At most one pass over the windows, as evaluation: no query counts twice.
+  for_each_eval_batch(loader, batches, model.device(), [&](const at::Tensor& ids, const at::Tensor&) {
     auto traces = model.trace(ids);
     for (size_t l = 0; l < L; ++l) {
       const auto& x = traces[l].mixer_input;
@@ -31,7 +31,7 @@ AttentionDiagnostics attention_diagnostics(LanguageModel& model, BatchLoader& lo
     }
     out.tokens += ids.numel();
     queries += ids.size(0) * (ids.size(1) - 1);
-  }
+  });
   for (size_t l = 0; l < L; ++l) {
     const bool gated = mixers[l]->gated();
     out.layers.push_back({static_cast<int64_t>(l), gated, gated ? gate_sum[l] / static_cast<double>(out.tokens) : 0.0,

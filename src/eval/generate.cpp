@@ -35,7 +35,7 @@ int64_t sample_token(const at::Tensor& logits, const SamplingOptions& o, at::Gen
 }
 
 std::vector<uint32_t> generate(LanguageModel& model, const std::vector<uint32_t>& prompt, const SamplingOptions& o,
-                               const std::function<void(uint32_t)>& on_token) {
+                               const std::function<void(uint32_t)>& on_token, std::string* stopped) {
   check(o);
   if (prompt.empty()) throw UsageError("generate: the prompt encodes to no tokens");
   const int64_t max_len = model.config().max_seq_len;
@@ -48,15 +48,25 @@ std::vector<uint32_t> generate(LanguageModel& model, const std::vector<uint32_t>
   DecodeState state;
   std::vector<int64_t> ids(prompt.begin(), prompt.end());
   auto logits = model.decode(at::tensor(ids, opts).unsqueeze(0), state);
+  const int64_t V = logits.size(-1);
+  const int64_t sampled = o.vocab_limit > 0 && o.vocab_limit < V ? o.vocab_limit : V;  // ids the tokenizer has
   std::vector<uint32_t> out;
+  std::string why = "max_tokens";
   while (static_cast<int64_t>(out.size()) < o.max_tokens) {
-    const auto next = static_cast<uint32_t>(sample_token(logits[0][-1], o, generator));
-    if (o.stop && next == *o.stop) break;
+    const auto next = static_cast<uint32_t>(sample_token(logits[0][-1].narrow(0, 0, sampled), o, generator));
+    if (o.stop && next == *o.stop) {
+      why = "stop_token";
+      break;
+    }
     out.push_back(next);
     if (on_token) on_token(next);
-    if (state.position >= max_len) break;  // no room to feed it back
+    if (state.position >= max_len) {  // no room to feed it back
+      if (static_cast<int64_t>(out.size()) < o.max_tokens) why = "max_seq_len";
+      break;
+    }
     logits = model.decode(at::full({1, 1}, static_cast<int64_t>(next), opts), state);
   }
+  if (stopped) *stopped = why;
   return out;
 }
 

@@ -5,7 +5,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <filesystem>
 
@@ -14,6 +16,32 @@
 extern char** environ;
 
 namespace ember {
+namespace {
+
+// The running children, in slots a signal handler may read (lock-free atomics, kill()).
+constexpr int kChildSlots = 256;
+std::atomic<pid_t> g_children[kChildSlots];
+
+void remember_child(pid_t pid) {
+  for (auto& slot : g_children) {
+    pid_t empty = 0;
+    if (slot.compare_exchange_strong(empty, pid)) return;
+  }
+}
+
+void forget_child(pid_t pid) {
+  for (auto& slot : g_children) {
+    pid_t mine = pid;
+    if (slot.compare_exchange_strong(mine, 0)) return;
+  }
+}
+
+}  // namespace
+
+void signal_children(int sig) {
+  for (auto& slot : g_children)
+    if (const pid_t pid = slot.load(); pid > 0) ::kill(pid, sig);
+}
 
 std::string self_executable() {
   auto path = std::filesystem::read_symlink("/proc/self/exe").string();
@@ -41,13 +69,18 @@ pid_t spawn_child(const std::vector<std::string>& argv, const std::string& outpu
   const int rc = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) throw Error("cannot start " + argv[0] + ": " + std::strerror(rc));
+  remember_child(pid);
   return pid;
 }
 
 int wait_child(pid_t pid) {
   int status = 0;
   while (waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) throw Error(std::string("waiting for a child process: ") + std::strerror(errno));
+    if (errno != EINTR) {
+      forget_child(pid);
+      throw Error(std::string("waiting for a child process: ") + std::strerror(errno));
+    }
+  forget_child(pid);
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 

@@ -127,6 +127,7 @@ RunResult read_run(const fs::path& dir) {
       rates.push_back(m.at("tokens_per_s").get<double>());
     } else if (kind == "eval") {
       r.val_loss = m.at("val_loss").get<double>(), r.val_ppl = m.at("val_ppl").get<double>();
+      r.val_tokens = m.value("val_tokens", kMissing), r.val_source = "metrics.jsonl";
       r.val_curve.emplace_back(m.at("step").get<double>(), r.val_loss);
     } else if (kind == "capacity" && m.contains("input_epsilon")) {
       r.tied = m.value("tied", false);
@@ -141,6 +142,7 @@ RunResult read_run(const fs::path& dir) {
   if (fs::is_regular_file(dir / "eval.json")) {  // the sweep's full evaluation of the final checkpoint
     const auto ev = nlohmann::json::parse(read_text_file(dir / "eval.json"));
     r.val_loss = ev.at("loss").get<double>(), r.val_ppl = ev.at("perplexity").get<double>();
+    r.val_tokens = ev.value("tokens", kMissing), r.val_source = "eval.json";
     if (ev.contains("buckets")) read_buckets(ev.at("buckets"), r);
     if (ev.contains("capacity") && ev.at("capacity").contains("histogram")) {
       const auto& c = ev.at("capacity");
@@ -154,6 +156,23 @@ RunResult read_run(const fs::path& dir) {
       }
   }
   return r;
+}
+
+// Validation numbers compare only over the same tokens: a run's last logged evaluation (eval.batches)
+// against another's full pass (eval.json) is said plainly.
+std::vector<std::string> evaluation_mismatches(const std::vector<RunResult>& runs) {
+  std::map<double, std::vector<std::string>> by_tokens;
+  for (const auto& r : runs)
+    if (std::isfinite(r.val_tokens))
+      by_tokens[r.val_tokens].push_back(fmt::format("{} ({})", run_name(r.dir), r.val_source));
+  if (by_tokens.size() < 2) return {};
+  std::vector<std::string> groups;
+  for (const auto& [tokens, names] : by_tokens)
+    groups.push_back(fmt::format("{:.0f} tokens: {}", tokens, fmt::join(names, ", ")));
+  return {
+      fmt::format("validation numbers come from evaluations of different sizes ({}); they do not compare "
+                  "exactly (evaluate every run alike, e.g. ember eval --batches 0 --json > RUN/eval.json)",
+                  fmt::join(groups, "; "))};
 }
 
 Report make_report(const std::vector<RunResult>& runs, const std::string& baseline) {
@@ -189,6 +208,7 @@ Report make_report(const std::vector<RunResult>& runs, const std::string& baseli
     row.tokens = pooled(g, [](const RunResult& r) { return r.tokens; });
     row.train_loss = pooled(g, [](const RunResult& r) { return r.train_loss; });
     row.val_loss = pooled(g, [](const RunResult& r) { return r.val_loss; });
+    row.val_tokens = pooled(g, [](const RunResult& r) { return r.val_tokens; });
     row.val_ppl = pooled(g, [](const RunResult& r) { return r.val_ppl; });
     row.tokens_per_s = pooled(g, [](const RunResult& r) { return r.tokens_per_s; });
     row.has_buckets = std::all_of(g.begin(), g.end(), [](const RunResult* r) { return r->rare_ppl >= 0; });
@@ -207,6 +227,7 @@ Report make_report(const std::vector<RunResult>& runs, const std::string& baseli
       report.tasks.push_back(task);
   const auto& base = *std::find_if(report.rows.begin(), report.rows.end(),
                                    [&](const ReportRow& r) { return r.member == report.baseline; });
+  report.warnings = evaluation_mismatches(runs);
   for (auto& row : report.rows) {
     row.val_ppl_change = 100.0 * (row.val_ppl.mean - base.val_ppl.mean) / base.val_ppl.mean;
     if (row.has_buckets && base.has_buckets)
@@ -224,21 +245,22 @@ std::string report_markdown(const Report& report) {
   if (buckets && !report.rare_range.empty())
     md << "Rare bucket: tokens of training-data frequency `" << report.rare_range << "` (the rarest bucket with at "
        << "least min(1000, 10% of the evaluated) tokens); frequent bucket: the most frequent one.\n\n";
+  for (const auto& w : report.warnings) md << "**Warning:** " << w << ".\n\n";
   md << "| member |";
   for (const auto& key : report.varied) md << " " << key << " |";
-  md << " seeds | params | tokens | train loss | val loss | val ppl | val ppl vs baseline |";
+  md << " seeds | params | tokens | train loss | val tokens | val loss | val ppl | val ppl vs baseline |";
   if (buckets) md << " rare-bucket ppl | rare vs baseline | frequent-bucket ppl |";
   for (const auto& task : report.tasks) md << " " << task << " |";
   md << " tokens/s |\n|---|";
-  for (size_t i = 0; i < report.varied.size() + 8 + (buckets ? 3 : 0) + report.tasks.size(); ++i) md << "---|";
+  for (size_t i = 0; i < report.varied.size() + 9 + (buckets ? 3 : 0) + report.tasks.size(); ++i) md << "---|";
   md << "\n";
   for (const auto& r : report.rows) {
     const size_t n = r.runs.size();
     md << "| " << r.member << " |";
     for (const auto& key : report.varied) md << " " << r.settings.at(key) << " |";
-    md << fmt::format(" {} | {:.0f} | {:.0f} | {} | {} | {} | {} |", n, r.params.mean, r.tokens.mean,
-                      shown(r.train_loss, "{:.4f}", n), shown(r.val_loss, "{:.4f}", n), shown(r.val_ppl, "{:.3f}", n),
-                      percent(r.val_ppl_change));
+    md << fmt::format(" {} | {:.0f} | {:.0f} | {} | {} | {} | {} | {} |", n, r.params.mean, r.tokens.mean,
+                      shown(r.train_loss, "{:.4f}", n), shown(r.val_tokens, "{:.0f}", 1),
+                      shown(r.val_loss, "{:.4f}", n), shown(r.val_ppl, "{:.3f}", n), percent(r.val_ppl_change));
     if (buckets)
       md << fmt::format(" {} | {} | {} |", shown(r.rare_ppl, "{:.3f}", n), percent(r.rare_ppl_change),
                         shown(r.frequent_ppl, "{:.3f}", n));
@@ -268,7 +290,7 @@ std::string report_csv(const Report& report) {
   csv << ",seeds,params,tokens,train_loss,train_loss_std,val_loss,val_loss_std,val_ppl,val_ppl_std,"
          "val_ppl_change_pct,rare_ppl,rare_ppl_std,rare_ppl_change_pct,frequent_ppl,tokens_per_s";
   for (const auto& task : report.tasks) csv << "," << quote(task) << "," << quote(task + " std");
-  csv << ",runs\n";
+  csv << ",val_tokens,runs\n";
   for (const auto& r : report.rows) {
     csv << quote(r.member);
     for (const auto& key : report.varied) csv << "," << quote(r.settings.at(key));
@@ -283,7 +305,7 @@ std::string report_csv(const Report& report) {
                        cell(r.frequent_ppl.mean, r.has_buckets), r.tokens_per_s.mean);
     for (const auto& task : report.tasks)
       csv << fmt::format(",{:.6g},{:.6g}", r.tasks.at(task).mean, r.tasks.at(task).std);
-    csv << "," << quote(fmt::format("{}", fmt::join(dirs, ";"))) << "\n";
+    csv << "," << cell(r.val_tokens.mean) << "," << quote(fmt::format("{}", fmt::join(dirs, ";"))) << "\n";
   }
   return csv.str();
 }

@@ -45,6 +45,11 @@ assert len(t["layers"]) == 2, t
 assert all(-1 <= l["mlp_cos"] <= 1 and l["mlp_cos"] != 0 for l in t["layers"]), t
 PY
 "$EMBER" analyze alignment --ckpt $ck --data data/val_000.bin --batches 1 | grep -q "rho_l" || fail "table output"
+# More batches than the file holds: one pass, every token once (it used to wrap and count again).
+"$EMBER" analyze alignment --ckpt $ck --data data/val_000.bin --batches 1000 --json >all.json || fail "alignment, all"
+"$PY" -c "
+import json; t = json.load(open('all.json'))['tokens']
+assert 2 * 8 * 32 < t <= 4000 and t % 32 == 0, t" || fail "alignment counted tokens beyond one pass"
 # --plot writes a PNG of both curves; a missing directory is a usage error before any work.
 "$EMBER" analyze alignment --ckpt $ck --data data/val_000.bin --batches 1 --plot align.png >/dev/null || fail "--plot"
 [ "$(head -c 8 align.png | od -An -tx1 | tr -d ' \n')" = "89504e470d0a1a0a" ] || fail "align.png is not a PNG"

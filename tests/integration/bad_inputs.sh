@@ -23,6 +23,19 @@ before=$(sha256sum <runs/tiny/checkpoints/step_20/model.safetensors)
 expect_error "already has checkpoints: pass --resume" "$EMBER" train -c good.yaml --set train.steps=20
 [ "$(sha256sum <runs/tiny/checkpoints/step_20/model.safetensors)" = "$before" ] || fail "checkpoint changed"
 
+# Ids of different tokenizers never meet: a val set or an eval set prepared with another tokenizer
+# than the training data is refused, naming both manifests.
+mkdir -p other && cp data/val_*.bin other/
+echo '{"tokenizer": "bytes", "vocab_size": 256}' >data/manifest.json
+echo '{"tokenizer": "1k", "tokenizer_spec": "1k.tiktoken", "tokenizer_sha256": "ab12", "vocab_size": 1024}' \
+  >other/manifest.json
+expect_error "data.val was tokenized with '1k.tiktoken' (other/manifest.json) but data.train with 'bytes'" \
+  "$EMBER" train -c good.yaml --set 'data.val=[other/val_*.bin]' --run-dir runs/mixed
+[ ! -e runs/mixed ] || fail "a refused start left a run directory"
+expect_error "--data was tokenized with '1k.tiktoken'" "$EMBER" eval runs/tiny --data 'other/val_*.bin'
+expect_error "--batches: must be non-negative" "$EMBER" eval runs/tiny --batches=-1
+rm data/manifest.json
+
 expect_error "neither a run nor a checkpoint" "$EMBER" eval nowhere
 expect_error "train: give -c CONFIG" "$EMBER" train --set train.steps=3
 echo "bad inputs give one line and a non-zero exit"

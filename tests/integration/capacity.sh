@@ -76,6 +76,8 @@ assert abs(a['mu'] - b['mu']) < 1e-7 and abs(a['sigma'] - b['sigma']) < 1e-7, (a
 # The histogram figure (PNG), when this ember has PLplot.
 if "$EMBER" capacity runs/tiny hf --plot hist.png >/dev/null 2>plot.err; then
   head -c 8 hist.png | od -An -c | grep -q "P   N   G" || fail "--plot did not write a PNG"
+  # A figure that cannot be written is refused before the pass (PLplot would abort after it).
+  expect_error "--plot: cannot write '/proc/ember_hist.png'" "$EMBER" capacity runs/tiny --plot /proc/ember_hist.png
 else
   grep -q "built without PLplot" plot.err || { cat plot.err; fail "--plot"; }
 fi

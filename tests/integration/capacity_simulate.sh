@@ -27,6 +27,14 @@ PY
 "$EMBER" capacity fit sweep.csv | grep -q "Use the full-form constants" || fail "fit table"
 "$EMBER" capacity simulate --mode random --k 30,60 --d 4 --draws 2 --out r.json >/dev/null 2>&1 || fail "json out"
 "$EMBER" capacity fit r.json --form jl --json | grep -q '"points_kind": "random"' || fail "fit of a JSON sweep"
+# A 2 x 2 grid (the README's example shape): the full form's 4 constants need more than 4 points,
+# so `fit` fits the others and says why the full form is missing.
+"$EMBER" capacity simulate --k 30,60 --d 4,8 --draws 2 --steps 20 --device cpu --out small.csv >/dev/null 2>&1 \
+  || fail "small grid"
+"$EMBER" capacity fit small.csv >small_fit.out 2>small_fit.err || { cat small_fit.err; fail "fit of a 2 x 2 grid"; }
+grep -q "^jl " small_fit.out && grep -q "^single " small_fit.out || { cat small_fit.out; fail "jl / single not fitted"; }
+grep -q "the full form needs more than 4 'optimised' points, the file has 4: not fitted" small_fit.err \
+  || { cat small_fit.err; fail "the skipped full form is not explained"; }
 expect_error "--k: expected positive integers" "$EMBER" capacity simulate --k 10:5:1 --out x.csv
 expect_error "expected a .csv or .json file name" "$EMBER" capacity simulate --k 10 --d 4 --out x.txt
 expect_error "no 'optimised' points to fit the full form" "$EMBER" capacity fit r.json --form full --kind optimised

@@ -33,6 +33,11 @@ for path, v in leaves(d):
 assert n > 50, n
 PY
 "$EMBER" config -c resolved.yaml >again.yaml && cmp resolved.yaml again.yaml || fail "the resolved config does not round-trip"
+# --json: the same resolved config as JSON.
+"$EMBER" config -c resolved.yaml --json >resolved.json || fail "config --json"
+"$PY" -c "
+import json, yaml
+assert json.load(open('resolved.json')) == yaml.safe_load(open('resolved.yaml'))" || fail "config --json differs from the YAML"
 for scale in cpu:0 440m:439.7 760m:766.8 1.3b:1308.7; do
   name=${scale%%:*}; want=${scale#*:}
   for overlay in uniform linear cosine sigmoid wider_early wider_middle wider_late; do

@@ -34,6 +34,24 @@ PY
 "$EMBER" generate runs/g --prompt "def " --tokens 5 --temperature 0 >text.out || fail "streaming output"
 [ "$(wc -l <text.out)" -ge 1 ] || fail "no text printed"
 expect_error "give exactly one of --prompt TEXT or --prompt-file FILE" "$EMBER" generate runs/g
+expect_error "--prompt: the prompt is empty" "$EMBER" generate runs/g --prompt ''
+# More tokens than max_seq_len leaves room for: it stops there and says so (JSON: "stopped").
+"$EMBER" generate runs/g --prompt "def " --tokens 500 --temperature 0 --keep-going --json >long.json \
+  || fail "generate past max_seq_len"
+"$PY" -c "
+import json; a = json.load(open('long.json'))
+assert a['stopped'] == 'max_seq_len' and a['tokens'] == 64 - 4 + 1, a  # the last is sampled, not fed" || fail "the max_seq_len stop is not reported"
+"$EMBER" generate runs/g --prompt "def " --tokens 500 --temperature 0 --keep-going >long.out 2>long.err \
+  || fail "generate past max_seq_len (text)"
+grep -q "stopped after 61 tokens: prompt and continuation fill model.max_seq_len = 64" long.err \
+  || { cat long.err; fail "no note on the max_seq_len stop"; }
+# A model wider than its tokenizer (vocab 320, bytes 256) never samples an id the tokenizer lacks.
+"$EMBER" train -c g.yaml --set model.vocab_size=320 --set log.name=wide >/dev/null 2>&1 || fail "training the wide model"
+"$EMBER" generate runs/wide --prompt "def " --tokens 60 --temperature 50 --seed 1 --keep-going --json >wide.json \
+  || fail "sampling from the wide model"
+"$PY" -c "
+import json; a = json.load(open('wide.json'))
+assert a['tokens'] == 60 and max(a['ids']) < 256, a" || fail "an id beyond the tokenizer was sampled"
 rc=0; "$EMBER" generate runs/g --prompt x --top-p 1.5 >/dev/null 2>err.txt || rc=$?
 [ "$rc" -ne 0 ] && grep -q -- "--top-p" err.txt || fail "--top-p 1.5 accepted (rc $rc)"
 # eval --buckets reads the counts prepare wrote (no counting) and reports per frequency.

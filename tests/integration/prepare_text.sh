@@ -67,7 +67,29 @@ mv tok/moved.tiktoken tok/t.tiktoken
 printf '{"text": "ok"}\n{"txt": "no"}\n' >bad.jsonl
 expect_error "bad.jsonl:2: expected a JSON object with a string field 'text'" \
   "$EMBER" prepare text bad.jsonl --tokenizer tok/t.tiktoken --out bad --no-progress
-[ ! -e bad/manifest.json ] || fail "a failed prepare left a manifest"
+[ ! -e bad ] || fail "a failed prepare left its new output directory behind"
 expect_error "input 'nowhere' does not exist" "$EMBER" prepare text nowhere --tokenizer tok/t.tiktoken --out bad
 expect_error "unknown corpus 'wiki'" "$EMBER" prepare corpus wiki --tokenizer tok/t.tiktoken --out bad
+# prepare bytes of a single file: its last --val-fraction, cut after a newline, is the validation
+# split (by-document assignment would leave one split empty).
+"$PY" -c "open('one.txt', 'w').write(''.join(f'line {i} of the only document\\n' for i in range(1000)))"
+"$EMBER" prepare bytes one.txt --out one --val-fraction 0.1 >/dev/null || fail "prepare bytes of one file"
+"$PY" - <<'PY' || fail "the single file was not split by its tail"
+import json, os
+m = json.load(open("one/manifest.json"))
+size = os.path.getsize("one.txt")
+assert m["train_tokens"] + m["val_tokens"] == size + 2, m  # + one separator per part
+assert abs(m["val_tokens"] / size - 0.1) < 0.01, m
+train, val = m["sources"]
+assert train["split"] == "train" and val["split"] == "val" and val["from_byte"] == train["bytes"], m["sources"]
+assert open("one.txt", "rb").read()[val["from_byte"] - 1:val["from_byte"]] == b"\n", val
+PY
+# A prepare that fails leaves an earlier dataset in its directory as it was.
+cp one/manifest.json one.manifest.before
+mkdir -p two && cp one.txt two/a.txt && cp one.txt two/b.txt
+expect_error "the val split is empty: 2 document(s) went by name to train with --val-fraction 1e-06" \
+  "$EMBER" prepare bytes two --out one --val-fraction 0.000001
+cmp -s one/manifest.json one.manifest.before && ls one/train_00000.bin one/val_00000.bin >/dev/null \
+  || fail "a failed prepare damaged the earlier dataset"
+[ ! -e one/.incomplete ] || fail "a failed prepare left its staging folder"
 echo OK

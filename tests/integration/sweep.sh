@@ -143,6 +143,16 @@ rc=0; "$EMBER" sweep s4.yaml >s4.out 2>s4.err || rc=$?
 grep -q "member(s) failed: broken" s4.err || { cat s4.err >&2; fail "the failed baseline is not named"; }
 grep -q "the baseline 'broken' has no finished run" s4.err || { cat s4.err >&2; fail "no warning for the baseline"; }
 [ -f sw4/report.csv ] && grep -q "^attention," sw4/report.csv || fail "the finished member was not reported"
+grep -q "1 member(s) have no results and are not in the table: broken (failed)" sw4/report.md \
+  || fail "report.md does not name the member without results"
+# A glob over a sweep's folder passes over its logs/ (with a note); validation numbers over
+# different token counts (the last logged evaluation against eval.json's) are flagged.
+"$EMBER" report sw2/*/ >glob.md 2>glob.err || { cat glob.err >&2; fail "report over a sweep folder's glob"; }
+grep -q "skipping sw2/logs/ (not a run directory)" glob.err || { cat glob.err >&2; fail "logs/ not passed over"; }
+cp -r sw/attention_seed1 logged_only && rm logged_only/eval.json
+"$EMBER" report sw/attention_seed1 logged_only >mixed.md 2>mixed.err || fail "report of mixed evaluations"
+grep -q "warning: validation numbers come from evaluations of different sizes" mixed.err || { cat mixed.err >&2; fail "not flagged"; }
+grep -q "^\*\*Warning:\*\* validation numbers" mixed.md || fail "report.md does not carry the warning"
 # Every sweep file shipped in sweeps/ reads and its members' configs resolve.
 for f in "$EMBER_SOURCE_DIR"/configs/sweeps/*.yaml; do
   (cd "$EMBER_SOURCE_DIR" && "$EMBER" sweep "$f" --dry-run >/dev/null) || fail "$f does not resolve"

@@ -151,7 +151,7 @@ TEST(Report, SeedsArePooledAndChangesAreAgainstTheBaselineMean) {
   EXPECT_NE(md.find("| attention | attention | 2 |"), std::string::npos) << md;
   const auto csv = ember::report_csv(report);
   EXPECT_NE(csv.find("member,model.mixer.kind,seeds,params"), std::string::npos) << csv;
-  EXPECT_NE(csv.find(",hs acc,hs acc std,hs acc_norm,hs acc_norm std,runs"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",hs acc,hs acc std,hs acc_norm,hs acc_norm std,val_tokens,runs"), std::string::npos) << csv;
   EXPECT_NE(md.find("| 0.6000 ± 0.1414 |"), std::string::npos) << md;
   EXPECT_THROW(ember::make_report(runs, "lev"), ember::UsageError);
   EXPECT_THROW(ember::read_run(dir / "none"), ember::UsageError);

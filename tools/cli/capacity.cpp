@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "ember/analysis/capacity_report.h"
 #include "ember/analysis/cosine_histogram_plot.h"
+#include "ember/analysis/plot_output.h"
 #include "ember/util/error.h"
 #include "ember/util/log.h"
 
@@ -69,6 +70,7 @@ void run_capacity(const CapacityArgs& a) {
         "capacity: give one or more inputs (run or checkpoint directories, .safetensors, "
         "model.safetensors.index.json, .npy), or a subcommand: bound, simulate, fit");
   if (!a.plot.empty() && a.moments) throw UsageError("--plot needs the pairwise histogram: drop --moments");
+  if (!a.plot.empty()) check_plot_path(a.plot);  // before the (long) exact pass
   const CapacityOptions o = capacity_options(a);
   std::vector<CapacityReport> reports;
   for (const auto& input : a.inputs) reports.push_back(capacity_report(input, o));

@@ -111,9 +111,18 @@ void run_fit(const FitArgs& a) {
     const std::string kind = kind_for(form, a.kind, points);
     const auto chosen = points_of_kind(points, kind);
     if (chosen.empty()) throw DataError(a.file + ": no '" + kind + "' points to fit the " + form_name(form) + " form");
+    const size_t constants = form == CapacityForm::kFull ? 4 : 1;
+    if (a.form == "all" && chosen.size() <= constants) {  // a small grid still gets the forms it can fit
+      std::cerr << fmt::format(
+          "fit: the {} form needs more than {} '{}' points, the file has {}: not fitted (simulate "
+          "a larger grid)\n",
+          form_name(form), constants, kind, chosen.size());
+      continue;
+    }
     fits.push_back(fit_capacity_form(form, chosen));
     fits.back().points_kind = kind;
   }
+  if (fits.empty()) throw DataError(a.file + ": too few points to fit any form");
   if (a.json) return print_json_array(fits, fit_json);
   print_fits(fits);
 }

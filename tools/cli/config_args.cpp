@@ -66,14 +66,15 @@ void register_config(CLI::App& app) {
   auto kinds = std::make_shared<bool>(false), json = std::make_shared<bool>(false);
   add_config_options(*cmd, *args, false);
   cmd->add_flag("--kinds", *kinds, "List the kinds of model.embedding.kind and model.mixer.kind");
-  cmd->add_flag("--json", *json, "With --kinds: print JSON");
+  cmd->add_flag("--json", *json, "Print JSON (the resolved config, or with --kinds the kinds)");
   cmd->callback([args, kinds, json] {
     if (*kinds) {
       std::cout << (*json ? kinds_json().dump(2) + "\n" : kinds_help());
       return;
     }
     if (args->files.empty()) throw UsageError("config: give -c CONFIG (or --kinds)");
-    std::cout << to_yaml(load_config(args->files, args->overrides));
+    auto cfg = load_config(args->files, args->overrides);
+    std::cout << (*json ? section_json(cfg).dump(2) + "\n" : to_yaml(cfg));
   });
 }
 

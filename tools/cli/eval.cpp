@@ -157,7 +157,10 @@ void run_eval(const EvalArgs& args) {
     counts = training_token_counts(cfg.data.train, cfg.model.vocab_size);
   }
   std::vector<std::unique_ptr<BatchLoader>> loaders;  // all opened first: a bad one fails before any work
-  for (const auto& d : datasets) loaders.push_back(open_loader(d.specs, d.key, o, cfg.model.vocab_size));
+  for (const auto& d : datasets) {
+    loaders.push_back(open_loader(d.specs, d.key, o, cfg.model.vocab_size));
+    require_same_tokenizer(cfg.data.train.empty() ? cfg.data.val : cfg.data.train, "the run's data", d.specs, d.key);
+  }
   if (!args.logits.empty()) write_first_batch_logits(*loaded.model, *loaders.front(), device, args.logits);
   std::vector<BucketedEval> results;
   for (auto& loader : loaders)
@@ -213,7 +216,8 @@ void register_eval(CLI::App& app) {
   cmd->add_option("--data", args->data,
                   "Shard files, directories or globs (default: the run's data.val); NAME=GLOB, repeated, "
                   "evaluates several named data sets in one call");
-  cmd->add_option("--batches", args->batches, "Batches to evaluate (0: all; default: eval.batches)");
+  cmd->add_option("--batches", args->batches, "Batches to evaluate (0: all; default: eval.batches)")
+      ->check(kNonNegative);
   cmd->add_flag("--json", args->json, "Print one JSON object");
   cmd->add_option("--device", args->device, "auto (CUDA when available), cpu or cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));

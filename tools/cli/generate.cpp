@@ -1,3 +1,4 @@
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <iostream>
@@ -27,22 +28,31 @@ void run_generate(const GenerateArgs& a) {
   const TextEncoder encoder = dataset_encoder(data.train.empty() ? data.val : data.train, "the run's data");
   const std::string prompt = a.prompt.empty() ? read_text_file(a.prompt_file) : a.prompt;
   SamplingOptions o = a.sampling;
+  o.vocab_limit = encoder.vocab_size();  // a model wider than its tokenizer never samples an id it cannot decode
   uint32_t separator = 0;
   if (!a.keep_going && encoder.document_separator(separator)) o.stop = separator;  // the end of a document
-  const auto ids = generate(*loaded.model, encoder.encode(prompt), o, [&](uint32_t id) {
-    if (!a.json) std::cout << encoder.decode({id}) << std::flush;  // streams as it goes
-  });
+  std::string stopped;
+  const auto ids = generate(
+      *loaded.model, encoder.encode(prompt), o,
+      [&](uint32_t id) {
+        if (!a.json) std::cout << encoder.decode({id}) << std::flush;  // streams as it goes
+      },
+      &stopped);
   if (a.json) {
     std::cout << nlohmann::json{{"checkpoint", loaded.checkpoint_dir.string()},
                                 {"prompt", prompt},
                                 {"continuation", encoder.decode(ids)},
                                 {"ids", ids},
-                                {"tokens", ids.size()}}
+                                {"tokens", ids.size()},
+                                {"stopped", stopped}}
                      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)  // invalid UTF-8: U+FFFD
               << "\n";
     return;
   }
   std::cout << "\n";
+  if (stopped == "max_seq_len")
+    std::cerr << fmt::format("generate: stopped after {} tokens: prompt and continuation fill model.max_seq_len = {}\n",
+                             ids.size(), loaded.model->config().max_seq_len);
 }
 
 }  // namespace
@@ -57,7 +67,9 @@ void register_generate(CLI::App& app) {
       "  ember generate runs/tiny --prompt 'The ' --top-k 40 --top-p 0.9 --seed 7");
   auto a = std::make_shared<GenerateArgs>();
   cmd->add_option("path", a->path, "Run directory or checkpoint directory")->required();
-  cmd->add_option("--prompt", a->prompt, "Text to continue");
+  cmd->add_option("--prompt", a->prompt, "Text to continue")
+      ->check(CLI::Validator([](std::string& s) { return s.empty() ? std::string("the prompt is empty") : ""; }, "TEXT",
+                             "non-empty"));
   cmd->add_option("--prompt-file", a->prompt_file, "A file holding the text to continue");
   cmd->add_option("--tokens", a->sampling.max_tokens, "New tokens at most (default 64)")->check(kNonNegative);
   cmd->add_option("--temperature", a->sampling.temperature, "Softmax temperature; 0 = greedy (default 0.8)")

@@ -1,4 +1,5 @@
 // ember report RUN...: the comparison table of finished runs (docs/experiments.md).
+#include <filesystem>
 #include <iostream>
 
 #include "cli/commands.h"
@@ -8,16 +9,28 @@
 namespace ember::cli {
 namespace {
 
+namespace fs = std::filesystem;
+
 struct ReportArgs {
   std::vector<std::string> runs;
   std::string baseline;
   std::string out;
 };
 
+// A folder with neither config.yaml nor metrics.jsonl (a sweep's logs/) is passed over, with a
+// note, when several were given (a glob); one given alone must be a run.
+bool is_other_folder(const std::filesystem::path& dir, size_t given) {
+  if (given < 2 || fs::exists(dir / "config.yaml") || fs::exists(dir / "metrics.jsonl")) return false;
+  std::cerr << "report: skipping " << dir.string() << " (not a run directory)\n";
+  return true;
+}
+
 void run_report(const ReportArgs& args) {
   std::vector<RunResult> runs;
-  for (const auto& dir : args.runs) runs.push_back(read_run(dir));
+  for (const auto& dir : args.runs)
+    if (!is_other_folder(dir, args.runs.size())) runs.push_back(read_run(dir));
   const auto report = make_report(runs, args.baseline);
+  for (const auto& w : report.warnings) std::cerr << "report: warning: " << w << "\n";
   if (args.out.empty()) {
     std::cout << report_markdown(report);
     return;
@@ -29,7 +42,8 @@ void run_report(const ReportArgs& args) {
 }  // namespace
 
 void register_report(CLI::App& app) {
-  auto* cmd = app.add_subcommand("report", "Compare runs: a table of losses, perplexities and speed against a baseline");
+  auto* cmd =
+      app.add_subcommand("report", "Compare runs: a table of losses, perplexities and speed against a baseline");
   cmd->footer(
       "Examples:\n"
       "  ember report runs/tied runs/lev --baseline tied\n"

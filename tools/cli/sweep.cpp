@@ -8,6 +8,7 @@
 #include <csignal>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -16,6 +17,7 @@
 #include "ember/experiment/child_process.h"
 #include "ember/experiment/run_report.h"
 #include "ember/experiment/sweep_spec.h"
+#include "ember/util/cpus.h"
 #include "ember/util/error.h"
 #include "ember/util/files.h"
 #include "ember/util/log.h"
@@ -34,7 +36,12 @@ struct SweepArgs {
 };
 
 std::atomic<bool> g_stop{false};
-void on_stop_signal(int) { g_stop = true; }  // the children got the signal too: let them checkpoint
+// Let the trainers checkpoint: a terminal's Ctrl-C reaches them itself, a kill of the sweep alone
+// is passed on.
+void on_stop_signal(int sig) {
+  g_stop = true;
+  signal_children(sig);
+}
 
 enum class Outcome { done, failed, interrupted };
 
@@ -42,7 +49,7 @@ class SweepRunner {
  public:
   SweepRunner(const SweepSpec& spec, int64_t parallel, int64_t launch)
       : spec_(spec), parallel_(parallel), launch_(launch) {
-    const int64_t cores = std::max<int64_t>(1, std::thread::hardware_concurrency());
+    const int64_t cores = usable_cpus();
     const int64_t processes = parallel * std::max<int64_t>(launch, 1);
     threads_ = processes > 1 ? std::max<int64_t>(1, cores / processes) : 0;
   }
@@ -172,11 +179,17 @@ std::vector<Outcome> run_members(SweepRunner& runner, const std::vector<SweepMem
   return outcomes;
 }
 
-void report_sweep(const SweepSpec& spec, const std::vector<SweepMember>& members) {
+// The report of the finished members; the others are named in it (failed, unfinished or not run).
+void report_sweep(const SweepSpec& spec, const std::vector<SweepMember>& members,
+                  const std::map<std::string, std::string>& outcome_of) {
   std::vector<RunResult> runs;
-  for (const auto& m : members)
+  std::vector<std::string> missing;
+  for (const auto& m : members) {
     if (fs::is_regular_file(fs::path(spec.out) / m.name / "eval.json"))
       runs.push_back(read_run(fs::path(spec.out) / m.name));
+    else
+      missing.push_back(fmt::format("{} ({})", m.name, outcome_of.count(m.name) ? outcome_of.at(m.name) : "not run"));
+  }
   if (runs.empty()) return;
   std::string baseline = spec.baseline;  // a failed baseline must not cost the others their report
   if (!baseline.empty() &&
@@ -184,7 +197,10 @@ void report_sweep(const SweepSpec& spec, const std::vector<SweepMember>& members
     log::warn("sweep: the baseline '{}' has no finished run; the report compares against the first member", baseline);
     baseline.clear();
   }
-  const auto report = make_report(runs, baseline);
+  auto report = make_report(runs, baseline);
+  if (!missing.empty())
+    report.warnings.push_back(fmt::format("{} member(s) have no results and are not in the table: {}", missing.size(),
+                                          fmt::join(missing, ", ")));
   write_report(report, runs, spec.out);
   std::cout << "\n"
             << report_markdown(report) << "\nreport: " << (fs::path(spec.out) / "report.md").string() << ", "
@@ -215,11 +231,13 @@ void run_sweep(const SweepArgs& args) {
       args.member >= 0 ? std::vector<SweepMember>{members[static_cast<size_t>(args.member)]} : members;
   const auto outcomes = run_members(runner, chosen, args.parallel);
   std::vector<std::string> failed, unfinished;
+  std::map<std::string, std::string> outcome_of;
   for (size_t i = 0; i < chosen.size(); ++i) {
-    if (outcomes[i] == Outcome::failed) failed.push_back(chosen[i].name);
-    if (outcomes[i] == Outcome::interrupted) unfinished.push_back(chosen[i].name);
+    if (outcomes[i] == Outcome::failed) failed.push_back(chosen[i].name), outcome_of[chosen[i].name] = "failed";
+    if (outcomes[i] == Outcome::interrupted)
+      unfinished.push_back(chosen[i].name), outcome_of[chosen[i].name] = "unfinished";
   }
-  if (args.member < 0) report_sweep(spec, members);
+  if (args.member < 0) report_sweep(spec, members, outcome_of);
   if (!failed.empty())
     throw Error(fmt::format("sweep: {} member(s) failed: {}", failed.size(), fmt::join(failed, ", ")));
   if (!unfinished.empty())

@@ -28,9 +28,26 @@ class ShardWriter {
   std::vector<int64_t> counts_;
 };
 
-// <out>/.incomplete, emptied; also removes <out>/manifest.json (the mark of a complete prepare).
+// <out>/.incomplete, emptied. An earlier prepare's shards and manifest.json stay until publish.
 std::filesystem::path begin_staging(const std::filesystem::path& out);
-// Moves the staged shards into `out`, replacing the shards of an earlier prepare there.
+// Moves the staged shards into `out`, replacing the shards of an earlier prepare there (its
+// manifest.json, the mark of a complete prepare, goes first).
 void publish_shards(const std::filesystem::path& out, const std::vector<std::string>& names);
+
+// Removes <out>/.incomplete (and `out` itself when this prepare made it) when a prepare fails
+// before release(): a refused or failed prepare leaves `out` as it was. Make it before begin_staging.
+class StagingGuard {
+ public:
+  explicit StagingGuard(std::filesystem::path out) : out_(std::move(out)), existed_(std::filesystem::exists(out_)) {}
+  ~StagingGuard();
+  StagingGuard(const StagingGuard&) = delete;
+  StagingGuard& operator=(const StagingGuard&) = delete;
+  void release() { active_ = false; }
+
+ private:
+  std::filesystem::path out_;
+  bool existed_;
+  bool active_ = true;
+};
 
 }  // namespace ember

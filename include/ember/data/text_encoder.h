@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,6 +38,19 @@ class TextEncoder {
 TextEncoder dataset_encoder(const std::vector<std::string>& specs, const std::string& key);
 // The encoder a manifest.json describes.
 TextEncoder manifest_encoder(const std::filesystem::path& manifest);
+
+// What the manifest.json beside a dataset's first shard says about its tokenizer, without loading
+// it; nullopt when the shards or the manifest cannot be found (nothing to compare).
+struct DatasetTokenizer {
+  std::string name;      // "bytes", a preset or a rank file
+  std::string identity;  // the recorded sha256, else the name
+  std::filesystem::path manifest;
+};
+std::optional<DatasetTokenizer> dataset_tokenizer(const std::vector<std::string>& specs, const std::string& key);
+// A DataError when both datasets name their tokenizers and the two differ: ids of different
+// tokenizers do not compare (a perplexity over them means nothing).
+void require_same_tokenizer(const std::vector<std::string>& a, const std::string& a_key,
+                            const std::vector<std::string>& b, const std::string& b_key);
 
 // Whether a --data argument is a plain text file (not a shard, .npy or nanogpt: file).
 bool is_text_input(const std::string& spec);

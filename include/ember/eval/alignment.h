@@ -24,6 +24,7 @@ struct AlignmentResult {
   int64_t tokens = 0;
 };
 
+// Over `batches` batches from the loader's start, never more than one pass over its windows.
 AlignmentResult residual_alignment(LanguageModel& model, BatchLoader& loader, int64_t batches);
 
 }  // namespace ember

@@ -23,6 +23,7 @@ struct AttentionDiagnostics {
 };
 
 // Throws UsageError when the model's mixer is not (gated) attention.
+// Over `batches` batches from the loader's start, never more than one pass over its windows.
 AttentionDiagnostics attention_diagnostics(LanguageModel& model, BatchLoader& loader, int64_t batches);
 
 }  // namespace ember

@@ -18,7 +18,11 @@ pid_t spawn_child(const std::vector<std::string>& argv, const std::string& outpu
                   const std::string& stdout_file = "");
 // Waits for it: its exit code, or 128 + the signal that ended it.
 int wait_child(pid_t pid);
+// Sends `sig` to every child spawned and not yet waited for; async-signal-safe (for a handler
+// that passes SIGINT / SIGTERM on: a sweep stopped with kill reaches its trainer).
+void signal_children(int sig);
 // Both, in one call.
-int run_child(const std::vector<std::string>& argv, const std::string& output = "", const std::string& stdout_file = "");
+int run_child(const std::vector<std::string>& argv, const std::string& output = "",
+              const std::string& stdout_file = "");
 
 }  // namespace ember

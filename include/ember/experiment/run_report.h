@@ -22,6 +22,8 @@ struct RunResult {
   double params = 0, steps = 0, tokens = 0;
   double train_loss = 0, tokens_per_s = 0;
   double val_loss = kMissing, val_ppl = kMissing;  // NaN when the run has no evaluation record
+  double val_tokens = kMissing;                    // the tokens that evaluation scored
+  std::string val_source;                          // "eval.json" or "metrics.jsonl"
   double rare_ppl = -1, frequent_ppl = -1;  // the rare / most frequent bucket (run_report.cpp); -1: not evaluated
   std::string rare_range;                   // the rare bucket's frequency range
   std::map<std::string, double> tasks;      // "<task> acc" (and "<task> acc_norm" for choice) -> value
@@ -53,7 +55,7 @@ struct ReportRow {
   std::string member;
   std::vector<std::filesystem::path> runs;
   std::map<std::string, std::string> settings;  // only the keys in which members differ
-  Stat params, tokens, train_loss, val_loss, val_ppl, rare_ppl, frequent_ppl, tokens_per_s;
+  Stat params, tokens, train_loss, val_loss, val_ppl, val_tokens, rare_ppl, frequent_ppl, tokens_per_s;
   bool has_buckets = false;
   std::map<std::string, Stat> tasks;                             // the tasks every run of the member has
   double val_ppl_change = kMissing, rare_ppl_change = kMissing;  // percent relative to the baseline's mean
@@ -61,10 +63,11 @@ struct ReportRow {
 
 struct Report {
   std::string baseline;
-  std::vector<std::string> varied;  // the settings that differ between members, in key order
-  std::vector<std::string> tasks;   // task columns every member has
-  std::string rare_range;           // the frequency range of the rare bucket (of the first run)
-  std::vector<ReportRow> rows;      // in the order the runs were given
+  std::vector<std::string> varied;    // the settings that differ between members, in key order
+  std::vector<std::string> tasks;     // task columns every member has
+  std::string rare_range;             // the frequency range of the rare bucket (of the first run)
+  std::vector<ReportRow> rows;        // in the order the runs were given
+  std::vector<std::string> warnings;  // e.g. validation numbers over different token counts
 };
 
 // Pools runs by group; `baseline` names a member (empty: the first). UsageError for an unknown one.
