@@ -41,7 +41,31 @@ std::string to_yaml(const Config& cfg) { return section_yaml(cfg); }
 
 std::string config_hash(const Config& cfg) { return sha256_hex(to_yaml(cfg)); }
 
-std::string model_hash(const ModelConfig& m) { return sha256_hex(section_yaml(m)); }
+namespace {
+
+// `text` without the block that starts with the line `header` (and its more indented lines).
+std::string without_block(const std::string& text, const std::string& header) {
+  const size_t start = text.find("\n" + header + "\n");
+  if (start == std::string::npos) return text;
+  const size_t indent = header.find_first_not_of(' ');
+  size_t end = start + header.size() + 2;
+  while (end < text.size() && text.find_first_not_of(' ', end) - end > indent) {
+    const size_t newline = text.find('\n', end);
+    end = newline == std::string::npos ? text.size() : newline + 1;
+  }
+  return text.substr(0, start + 1) + text.substr(end);
+}
+
+}  // namespace
+
+// Keys added since a model was trained must not change its hash while they keep their default:
+// without RoPE scaling, the text hashed is what ember wrote before model.mixer.rope_scaling existed
+// (so checkpoints from then still resume).
+std::string model_hash(const ModelConfig& m) {
+  std::string text = section_yaml(m);
+  if (m.mixer.rope_scaling.type == RopeScalingType::none) text = without_block(text, "  rope_scaling:");
+  return sha256_hex(text);
+}
 
 namespace {
 

@@ -175,6 +175,29 @@ TEST(Config, EachKindHasItsOwnSectionAndComponentsGetTypedOptions) {
             std::string::npos);
 }
 
+// A checkpoint trained before model.mixer.rope_scaling existed (its state.json's model hash, written
+// by ember at f19cc11) still resumes: the key at its default leaves the hash as it was; set, it
+// changes it.
+TEST(Config, ModelHashOfCheckpointsFromBeforeRopeScalingIsUnchanged) {
+  const auto old = ember::parse_config_text(R"(model:
+  vocab_size: 64
+  d_model: 32
+  n_layers: 2
+  n_heads: 4
+  n_kv_heads: 2
+  max_seq_len: 64
+  embedding: {kind: tied}
+  mixer: {kind: gated_attention, gated_attention: {gate: elementwise}, rope_base: 10000.0}
+  mlp: {d_ff: 64}
+train: {seq_len: 32}
+)",
+                                            "old");
+  EXPECT_EQ(ember::model_hash(old.model), "c6eca8424e111241c9ee3c99abb86c10ab8d58c84c05575cf9d0be1b4b770194");
+  auto scaled = old.model;
+  scaled.mixer.rope_scaling.type = ember::RopeScalingType::llama3;
+  EXPECT_NE(ember::model_hash(scaled), ember::model_hash(old.model));
+}
+
 TEST(Config, AKindSizedAgainstAnotherWritesThatKindsSectionToo) {
   // albert is sized to P_LEV of the lev section: its resolved config carries that section, so a
   // run reloaded from config.yaml builds the same model (and the model hash covers it).
