@@ -24,8 +24,8 @@ set -euo pipefail
 tee_pid=""
 if [ -n "${OUT:-}" ]; then mkdir -p "$OUT" && exec > >(tee -a "$OUT/gpu_check.log") 2>&1 && tee_pid=$!; fi
 finish() {  # the checks' logs to $OUT; then let tee write the last lines before the call ends
-  [ -n "${OUT:-}" ] && [ -n "${work:-}" ] && cp "$work"/*.out "$OUT/" 2>/dev/null
-  [ -n "${work:-}" ] && rm -rf "$work"
+  if [ -n "${OUT:-}" ] && [ -n "${work:-}" ]; then cp "$work"/*.out "$OUT/" 2>/dev/null || true; fi
+  if [ -n "${work:-}" ]; then rm -rf "$work"; fi
   if [ -n "$tee_pid" ]; then exec >&- 2>&-; wait "$tee_pid" 2>/dev/null || true; fi
 }
 trap finish EXIT

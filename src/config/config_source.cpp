@@ -85,7 +85,7 @@ void ConfigSource::apply_override(const std::string& assignment) {
   if (eq == std::string::npos || eq == 0) throw ConfigError("--set '" + assignment + "': expected key.path=value");
   const std::string path = assignment.substr(0, eq);
   if (eq + 1 == assignment.size())
-    throw ConfigError("--set '" + assignment + "': no value after '=' (an empty string is " + path + "='')");
+    throw ConfigError("--set '" + assignment + "': no value after '=' (an empty string is --set \"" + path + "=''\")");
   YAML::Node value;
   try {
     value = YAML::Load(assignment.substr(eq + 1));

@@ -57,7 +57,7 @@ PrepareSummary prepare_bytes(const BytePrepareOptions& opt) {
   if (train.written().empty() || val.written().empty())
     throw DataError(
         fmt::format("prepare: the {} split is empty: {} document(s) went by name to {} with --val-fraction "
-                    "{}; documents are not cut (but a single one is), so use more of them or another "
+                    "{}; documents are assigned whole (a single one is cut), so use more of them or another "
                     "--val-fraction",
                     train.written().empty() ? "train" : "val", docs.size(), train.written().empty() ? "val" : "train",
                     opt.val_fraction));

@@ -64,11 +64,29 @@ void publish_shards(const fs::path& out, const std::vector<std::string>& names) 
   fs::remove_all(staging_dir(out));
 }
 
+namespace {
+
+fs::path normal_dir(const fs::path& p) {  // absolute, without a trailing separator
+  auto n = fs::absolute(p).lexically_normal();
+  return n.has_filename() ? n : n.parent_path();
+}
+
+}  // namespace
+
+StagingGuard::StagingGuard(fs::path out) : out_(std::move(out)) {
+  for (fs::path p = normal_dir(out_); !fs::exists(p); p = p.parent_path()) {
+    made_ = p;
+    if (p == p.parent_path()) break;
+  }
+}
+
 StagingGuard::~StagingGuard() {
   std::error_code ignored;
   if (!active_) return;
   fs::remove_all(staging_dir(out_), ignored);
-  if (!existed_ && fs::is_empty(out_, ignored)) fs::remove(out_, ignored);
+  if (made_.empty()) return;
+  for (fs::path p = normal_dir(out_); p.string().size() >= made_.string().size(); p = p.parent_path())
+    if (!fs::remove(p, ignored)) break;  // only empty folders go: fs::remove fails on others
 }
 
 }  // namespace ember

@@ -149,7 +149,7 @@ std::string first_slurm_host(const std::string& nodelist) {
   const auto comma = nodelist.find(',');
   if (bracket == std::string::npos || (comma != std::string::npos && comma < bracket)) return nodelist.substr(0, comma);
   const auto end = nodelist.find_first_of(",-]", bracket + 1);
-  if (end == std::string::npos) throw ConfigError("distributed: cannot read SLURM_JOB_NODELIST '" + nodelist + "'");
+  if (end == std::string::npos) throw ConfigError("distributed: cannot read the Slurm node list '" + nodelist + "'");
   return nodelist.substr(0, bracket) + nodelist.substr(bracket + 1, end - bracket - 1);
 }
 

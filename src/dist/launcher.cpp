@@ -168,10 +168,14 @@ void Job::close_drained() {
   const auto now = std::chrono::steady_clock::now();
   for (auto& r : ranks_) {
     if (!r.status || now - r.exited_at < kDrainAfterExit) continue;
+    for (int* fd : {&r.out, &r.err})  // what is in the pipe now still gets printed
+      if (*fd >= 0) ::fcntl(*fd, F_SETFL, ::fcntl(*fd, F_GETFL) | O_NONBLOCK);
+    for (int reads = 0; reads < 256 && (r.out >= 0 || r.err >= 0); ++reads) {  // bounded: a writer may not stop
+      if (r.out >= 0) pump(r.out, r.out_buf, stdout, r.rank);
+      if (r.err >= 0) pump(r.err, r.err_buf, stderr, r.rank);
+    }
     if (r.out >= 0) ::close(r.out), r.out = -1;
     if (r.err >= 0) ::close(r.err), r.err = -1;
-    if (!r.out_buf.empty()) std::fprintf(stdout, "[rank %d] %s\n", r.rank, r.out_buf.c_str()), r.out_buf.clear();
-    if (!r.err_buf.empty()) std::fprintf(stderr, "[rank %d] %s\n", r.rank, r.err_buf.c_str()), r.err_buf.clear();
   }
 }
 

@@ -305,7 +305,8 @@ std::string report_csv(const Report& report) {
                        cell(r.frequent_ppl.mean, r.has_buckets), r.tokens_per_s.mean);
     for (const auto& task : report.tasks)
       csv << fmt::format(",{:.6g},{:.6g}", r.tasks.at(task).mean, r.tasks.at(task).std);
-    csv << "," << cell(r.val_tokens.mean) << "," << quote(fmt::format("{}", fmt::join(dirs, ";"))) << "\n";
+    csv << "," << (std::isfinite(r.val_tokens.mean) ? fmt::format("{:.0f}", r.val_tokens.mean) : "") << ","
+        << quote(fmt::format("{}", fmt::join(dirs, ";"))) << "\n";
   }
   return csv.str();
 }

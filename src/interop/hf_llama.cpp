@@ -85,6 +85,8 @@ nlohmann::json hf_config_json(const ModelConfig& m, const HfArchitecture& arch, 
       {"dtype", dtype_name},
       {"ember", ember_section},
   };
+  if (m.mixer.rope_scaling.type != RopeScalingType::none)  // also the key transformers 4 and its readers know
+    c["rope_scaling"] = rope_parameters(m.mixer);
   if (arch.remote_code()) {
     c["intermediate_sizes"] = arch.mlp_widths;
     c["attention_gate"] = arch.attention_gate;

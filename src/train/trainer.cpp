@@ -137,6 +137,17 @@ NamedComponents Trainer::components() {
   return {{"train", &state_}, {"model", model_state_.get()}, {"loader", train_loader_.get()}, {"rng", &rng_}};
 }
 
+void Trainer::require_every_shard() const {
+  for (int r = 0; r < dist_.world; ++r) {
+    const auto shard = checkpointer_->staging_dir(state_.step) / fmt::format("optim_shard_{}.safetensors", r);
+    if (!fs::exists(shard))
+      throw CheckpointError(
+          fmt::format("ZeRO-1 checkpoint: rank {}'s optimizer shard is not in '{}'; every rank must "
+                      "write to the same run directory (on several nodes, a shared filesystem)",
+                      r, shard.parent_path().string()));
+  }
+}
+
 void Trainer::save_checkpoint() {
   // Every rank holds the same model (and, without ZeRO, optimizer) state, so rank 0 writes it. With
   // ZeRO-1 each rank writes its optimizer shard into the staging directory first; SHA256SUMS and
@@ -148,19 +159,16 @@ void Trainer::save_checkpoint() {
   } else {
     if (main_rank()) checkpointer_->begin(state_.step);
     comm_->barrier();
-    Checkpointer::write_tensors(checkpointer_->staging_dir(state_.step), fmt::format("optim_shard_{}", dist_.rank),
-                                optimizer_->save_state());
-    comm_->barrier();
+    // A shard that cannot be written, or that rank 0 cannot see (run directories not shared),
+    // stops every rank with the reason rather than leaving them in a barrier.
+    together("writing the optimizer shards", [&] {
+      Checkpointer::write_tensors(checkpointer_->staging_dir(state_.step), fmt::format("optim_shard_{}", dist_.rank),
+                                  optimizer_->save_state());
+    });
+    together("checking the optimizer shards", [&] {
+      if (main_rank()) require_every_shard();
+    });
   }
-  if (main_rank() && param_sync_)  // every rank's shard must be where rank 0 seals them
-    for (int r = 0; r < dist_.world; ++r) {
-      const auto shard = checkpointer_->staging_dir(state_.step) / fmt::format("optim_shard_{}.safetensors", r);
-      if (!fs::exists(shard))
-        throw CheckpointError(
-            fmt::format("ZeRO-1 checkpoint: rank {}'s optimizer shard is not in '{}'; every rank must "
-                        "write to the same run directory (on several nodes, a shared filesystem)",
-                        r, shard.parent_path().string()));
-    }
   if (main_rank()) {
     auto dir = param_sync_ ? checkpointer_->seal(checkpointer_->staging_dir(state_.step), states, state_.step)
                            : checkpointer_->save(states, state_.step);
@@ -219,6 +227,7 @@ bool Trainer::train_step() {
 // Training faster than the matmul peak means the start-up measurement ran on a busy machine:
 // measure again and keep the larger (the time it takes stays out of the next window's tokens/s).
 void Trainer::remeasure_peak() {
+  peak_remeasured_ = true;  // once: a model faster than its matmuls is reported as it is
   const double again =
       measure_matmul_peak(device_, cfg_.train.precision == Precision::bf16 ? at::kBFloat16 : at::kFloat);
   if (again > peak_flops_) {
@@ -242,9 +251,9 @@ void Trainer::log_step() {
   last_log_time_ = now;
   last_log_step_ = state_.step;
   if (!main_rank()) return;
-  if (flops_s > peak_flops_) remeasure_peak();
+  const auto peak_mem = device_peak_memory(device_);  // before a probe could add to it
+  if (flops_s > peak_flops_ && !peak_remeasured_) remeasure_peak();
   const double mfu = flops_s / peak_flops_;
-  const auto peak_mem = device_peak_memory(device_);
   constexpr double gib = 1024.0 * 1024.0 * 1024.0;
   log::info("step {:>6}/{} | loss {:.4f} | lr {:.2e} | gnorm {:.3f} | {:.0f} tok/s | MFU {:.1f}%{} | ETA {}",
             state_.step, cfg_.train.steps, last_loss_, last_lr_, last_grad_norm_, tok_s, 100 * mfu,
@@ -383,9 +392,10 @@ void Trainer::refuse_another_model(const CheckpointData& ckpt) const {
   const auto saved = TrainState::from_json(ckpt.component("train").json, ckpt.where());
   if (saved.model_hash == state_.model_hash) return;
   std::string keys;
-  if (fs::exists(run_dir_ / "config.yaml"))
-    keys = fmt::format(" ({})",
-                       fmt::join(changed_keys(read_text_file(run_dir_ / "config.yaml"), to_yaml(cfg_), "model"), "; "));
+  if (fs::exists(run_dir_ / "config.yaml")) {
+    const auto changed = changed_keys(read_text_file(run_dir_ / "config.yaml"), to_yaml(cfg_), "model");
+    if (!changed.empty()) keys = fmt::format(" ({})", fmt::join(changed, "; "));
+  }
   throw CheckpointError(ckpt.where() + " was trained with a different model config" + keys +
                         "; resume needs the same model.* keys (or another --run-dir for a new run)");
 }
@@ -393,6 +403,7 @@ void Trainer::refuse_another_model(const CheckpointData& ckpt) const {
 // Resuming with other train / optim / data keys is allowed (a longer run, another learning rate)
 // but never silent: train.steps stretches the schedule, a smaller one trains nothing.
 void Trainer::warn_about_changes() const {
+  if (!main_rank()) return;  // once per job
   if (fs::exists(run_dir_ / "config.yaml")) {
     const auto old_yaml = read_text_file(run_dir_ / "config.yaml"), new_yaml = to_yaml(cfg_);
     for (const char* section : {"train", "optim", "data"})

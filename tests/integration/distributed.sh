@@ -122,8 +122,9 @@ ls runs/term/checkpoints | grep -q step_ || fail "no checkpoint after SIGTERM"
 launcher=$!
 for _ in $(seq 600); do grep -q "step .*5/" kill.err 2>/dev/null && break; sleep 0.1; done
 rank1=""
-for pid in $(pgrep -f "runs/kill9"); do
-  [ "$pid" != "$launcher" ] && tr '\0' '\n' </proc/$pid/environ 2>/dev/null | grep -qx "RANK=1" && rank1=$pid
+ranks=$(pgrep -P "$launcher")  # the launcher's children: no other test's (or suite's) processes
+for pid in $ranks; do
+  tr '\0' '\n' </proc/$pid/environ 2>/dev/null | grep -qx "RANK=1" && rank1=$pid
 done
 [ -n "$rank1" ] || fail "rank 1 not found"
 kill -9 "$rank1"
@@ -132,7 +133,7 @@ grep -q "rank 1 was killed by signal 9; stopping the other ranks" kill.err || { 
 grep -q "\[rank 0\] ember: error: distributed: .* failed on rank 0: rank 1 stopped beating" kill.err \
   || { cat kill.err; fail "rank 0 names the dead rank"; }
 sleep 0.5
-! pgrep -f "runs/kill9" >/dev/null || fail "processes left behind"
+for pid in $ranks; do ! kill -0 "$pid" 2>/dev/null || fail "rank process $pid left behind"; done
 
 # Without a launcher: rank 0 notices its dead peer by itself, within distributed.timeout_s.
 port=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
@@ -156,7 +157,7 @@ grep -q "ember: error: distributed: .* failed on rank 0: rank 1 stopped beating"
   --run-dir runs/orphan >/dev/null 2>orphan.err &
 launcher=$!
 for _ in $(seq 600); do grep -q "step .*5/" orphan.err 2>/dev/null && break; sleep 0.1; done
-rank=$(pgrep -f "runs/orphan" | grep -vx "$launcher" | head -1)
+rank=$(pgrep -P "$launcher" | head -1)  # the launcher's own child: no other test's process
 [ -n "$rank" ] || fail "the orphan test's rank not found"
 kill -9 $launcher
 for _ in $(seq 300); do kill -0 "$rank" 2>/dev/null || break; sleep 0.1; done
@@ -167,11 +168,12 @@ grep -q "stopping at step" runs/orphan/train.log || fail "the orphaned rank did 
 # A rank's exit ends its part of the job: what it left running (holding the output pipe) is
 # stopped, and the launcher does not wait for it.
 start=$(date +%s)
-"$EMBER" launch -n 1 -- sh -c 'sleep 37.25 & echo started' >left.out 2>&1 || { cat left.out; fail "left-behind child"; }
+nap="37.$$"  # a sleep no other process runs
+"$EMBER" launch -n 1 -- sh -c "sleep $nap & echo started" >left.out 2>&1 || { cat left.out; fail "left-behind child"; }
 [ $(( $(date +%s) - start )) -le 10 ] || fail "the launcher waited for a process its rank left behind"
 grep -q "\[rank 0\] started" left.out || fail "the rank's output is lost"
 sleep 0.5
-! pgrep -f "sleep 37.25" >/dev/null || fail "the rank's child was left running"
+! pgrep -f "sleep $nap" >/dev/null || fail "the rank's child was left running"
 
 # Ranks that resume from different checkpoints (a run directory on node-local disks) are refused.
 port=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')

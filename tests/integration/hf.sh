@@ -109,6 +109,11 @@ grep -q "type: llama3" runs/hf_rand_llama3/config.yaml || fail "llama3 RoPE scal
 cp hf_rand_llama3.logits.safetensors llama3_back.logits.safetensors
 "$PY" "$REF" logits exp/llama3_back llama3_back.logits.safetensors >/dev/null \
   || fail "the re-exported llama3-scaled model computes differently in transformers"
+"$PY" -c "
+import json; c = json.load(open('exp/llama3_back/config.json'))
+for key in ('rope_parameters', 'rope_scaling'):  # rope_scaling: what transformers 4 and its readers read
+    assert c[key]['rope_type'] == 'llama3' and c[key]['factor'] == 8.0, c
+assert 'rope_scaling' not in json.load(open('exp/tied/config.json'))" || fail "llama3 scaling not in the exported config.json"
 "$EMBER" import hf hf_rand/ --out runs/slash/ >/dev/null || fail "import with trailing slashes failed"
 grep -q "name: slash" runs/slash/config.yaml || fail "a trailing slash lost the run's name"
 "$EMBER" capacity runs/hf_rand >capacity.out 2>&1 || { cat capacity.out >&2; fail "capacity on an imported run failed"; }

@@ -68,6 +68,8 @@ printf '{"text": "ok"}\n{"txt": "no"}\n' >bad.jsonl
 expect_error "bad.jsonl:2: expected a JSON object with a string field 'text'" \
   "$EMBER" prepare text bad.jsonl --tokenizer tok/t.tiktoken --out bad --no-progress
 [ ! -e bad ] || fail "a failed prepare left its new output directory behind"
+expect_error "bad.jsonl:2:" "$EMBER" prepare text bad.jsonl --tokenizer tok/t.tiktoken --out new/nested/ --no-progress
+[ ! -e new ] || fail "a failed prepare left the folders it made behind"
 expect_error "input 'nowhere' does not exist" "$EMBER" prepare text nowhere --tokenizer tok/t.tiktoken --out bad
 expect_error "unknown corpus 'wiki'" "$EMBER" prepare corpus wiki --tokenizer tok/t.tiktoken --out bad
 # prepare bytes of a single file: its last --val-fraction, cut after a newline, is the validation

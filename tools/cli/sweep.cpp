@@ -90,21 +90,21 @@ class SweepRunner {
     if (spec_.buckets) eval.push_back("--buckets");
     const auto tmp = dir / "eval.json.tmp";
     const int erc = run_child(eval, log, tmp.string());
-    if (erc != 0) return say(m, fmt::format("evaluation failed (exit {})", erc)), Outcome::failed;
+    if (erc != 0) return after_failed_step(m, "evaluation", erc, {tmp});
     auto results = nlohmann::json::parse(read_text_file(tmp));
     for (const auto& task : spec_.tasks) {
       const auto out = dir / ("task_" + task.name + ".json");
       const int trc = run_child({self_executable(), "eval", dir.string(), "--task", task.kind, task.file, "--json",
                                  "--limit", std::to_string(task.limit)},
                                 log, out.string());
-      if (trc != 0) return say(m, fmt::format("task {} failed (exit {})", task.name, trc)), Outcome::failed;
+      if (trc != 0) return after_failed_step(m, "task " + task.name, trc, {tmp, out});
       results["tasks"][task.name] = nlohmann::json::parse(read_text_file(out));
       fs::remove(out);
     }
     if (spec_.capacity) {
       const auto out = dir / "capacity.json.tmp";
       const int crc = run_child({self_executable(), "capacity", dir.string(), "--json"}, log, out.string());
-      if (crc != 0) return say(m, fmt::format("capacity failed (exit {})", crc)), Outcome::failed;
+      if (crc != 0) return after_failed_step(m, "capacity", crc, {tmp, out});
       results["capacity"] = nlohmann::json::parse(read_text_file(out)).at(0);
       fs::remove(out);
     }
@@ -117,6 +117,16 @@ class SweepRunner {
   fs::path run_dir(const SweepMember& m) const { return fs::path(spec_.out) / m.name; }
 
  private:
+  // An evaluation step that did not finish: its partial outputs go; stopped by the sweep's own
+  // SIGINT / SIGTERM it leaves the member unfinished (the next sweep evaluates it), else failed.
+  Outcome after_failed_step(const SweepMember& m, const std::string& step, int rc,
+                            const std::vector<fs::path>& partial) {
+    for (const auto& f : partial) fs::remove(f);
+    if (g_stop && (rc == 128 + SIGINT || rc == 128 + SIGTERM))
+      return say(m, step + " stopped (the next sweep evaluates the trained member)"), Outcome::interrupted;
+    return say(m, fmt::format("{} failed (exit {})", step, rc)), Outcome::failed;
+  }
+
   // The run's last evaluation is at its configured last step (a preempted run exits 0 earlier).
   static bool finished(const fs::path& dir) {
     const auto cfg = load_config({(dir / "config.yaml").string()}, {});

@@ -38,7 +38,7 @@ void publish_shards(const std::filesystem::path& out, const std::vector<std::str
 // before release(): a refused or failed prepare leaves `out` as it was. Make it before begin_staging.
 class StagingGuard {
  public:
-  explicit StagingGuard(std::filesystem::path out) : out_(std::move(out)), existed_(std::filesystem::exists(out_)) {}
+  explicit StagingGuard(std::filesystem::path out);
   ~StagingGuard();
   StagingGuard(const StagingGuard&) = delete;
   StagingGuard& operator=(const StagingGuard&) = delete;
@@ -46,7 +46,7 @@ class StagingGuard {
 
  private:
   std::filesystem::path out_;
-  bool existed_;
+  std::filesystem::path made_;  // the outermost folder this prepare creates (empty: none)
   bool active_ = true;
 };
 

@@ -66,6 +66,7 @@ class Trainer {
   void resume();
   void record_config();
   void remeasure_peak();
+  void require_every_shard() const;
   void warn_about_changes() const;
   void refuse_another_model(const CheckpointData& ckpt) const;
   void check_ranks_resumed_alike();
@@ -92,6 +93,7 @@ class Trainer {
   CpuRngState rng_;
   double last_loss_ = 0.0, last_grad_norm_ = 0.0, last_lr_ = 0.0;
   double peak_flops_ = 0.0;
+  bool peak_remeasured_ = false;
   double comm_unoverlapped_s_ = 0.0, last_comm_wait_s_ = 0.0;
   int64_t session_start_step_ = 0;  // since the last checkpoint (elapsed time, ETA)
   int64_t run_start_step_ = 0;      // since this process started (--stop-after)
