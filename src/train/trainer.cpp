@@ -224,12 +224,16 @@ bool Trainer::train_step() {
   return false;
 }
 
+// The matmul throughput of the device in the training precision, MFU's denominator.
+double Trainer::measure_peak() const {
+  return measure_matmul_peak(device_, cfg_.train.precision == Precision::bf16 ? at::kBFloat16 : at::kFloat);
+}
+
 // Training faster than the matmul peak means the start-up measurement ran on a busy machine:
 // measure again and keep the larger (the time it takes stays out of the next window's tokens/s).
 void Trainer::remeasure_peak() {
   peak_remeasured_ = true;  // once: a model faster than its matmuls is reported as it is
-  const double again =
-      measure_matmul_peak(device_, cfg_.train.precision == Precision::bf16 ? at::kBFloat16 : at::kFloat);
+  const double again = measure_peak();
   if (again > peak_flops_) {
     log::info("matmul peak measured again: {:.1f} GFLOP/s (at the start: {:.1f})", again / 1e9, peak_flops_ / 1e9);
     peak_flops_ = again;
@@ -388,8 +392,7 @@ void Trainer::record_config() {
 
 // A checkpoint of another model is refused before anything loads, naming the model.* keys that
 // differ from the run's config.yaml.
-void Trainer::refuse_another_model(const CheckpointData& ckpt) const {
-  const auto saved = TrainState::from_json(ckpt.component("train").json, ckpt.where());
+void Trainer::refuse_another_model(const CheckpointData& ckpt, const TrainState& saved) const {
   if (saved.model_hash == state_.model_hash) return;
   std::string keys;
   if (fs::exists(run_dir_ / "config.yaml")) {
@@ -422,9 +425,12 @@ void Trainer::resume() {
     log::warn("--resume: no complete checkpoint in '{}', starting from step 0", run_dir_.string());
     return;
   }
-  if (ckpt->components.count("train")) refuse_another_model(*ckpt);
-  if (ckpt->components.count("train") &&
-      TrainState::from_json(ckpt->component("train").json, ckpt->where()).weights_only) {
+  std::optional<TrainState> saved;
+  if (ckpt->components.count("train")) {
+    saved = TrainState::from_json(ckpt->component("train").json, ckpt->where());
+    refuse_another_model(*ckpt, *saved);
+  }
+  if (saved && saved->weights_only) {
     // Imported weights (ember import): the model alone; AdamW, the data order and the RNG start afresh.
     restore_components(*ckpt, {{"train", &state_}, {"model", model_state_.get()}});
     state_.weights_only = false;
@@ -473,7 +479,7 @@ TrainSummary Trainer::run() {
   check_ranks_resumed_alike();
   record_config();
   log_memory_per_rank();
-  peak_flops_ = measure_matmul_peak(device_, cfg_.train.precision == Precision::bf16 ? at::kBFloat16 : at::kFloat);
+  peak_flops_ = measure_peak();
   reset_device_peak_memory(device_);  // the peak reported is training's, not the probe's
   log::info("run {} | {} parameters | {:.3g} GFLOP/token | matmul peak {:.1f} GFLOP/s", run_dir_.string(),
             model_->num_parameters(), model_->train_flops_per_token(cfg_.train.seq_len) / 1e9, peak_flops_ / 1e9);
