@@ -2,7 +2,7 @@
 # The one prepared GPU script (issues 14, 15), meant for a single `device` call of under 8 minutes:
 #   1. build ember with CUDA (sm_90) against that machine's own torch, with the Debian libraries it
 #      lacks unpacked from .deps/debs (scripts/gpu_deps.sh fetches them here; carry .deps/debs);
-#   2. the gpu-labelled checks: CUDA LEV kernels against the CPU ones, then their timing; which SDPA
+#   2. the gpu-labelled checks: CUDA LEV and RoPE kernels against the CPU ones, then their timing; which SDPA
 #      kernel (flash / memory-efficient / cuDNN / math) the big configs' attention gets, and its time;
 #   3. NCCL: the gpu.nccl_collectives check (a process group over 1 GPU, or 2), then `ember launch` of
 #      the tiny model on the GPU(s): data parallel over NCCL when there are 2, plain CUDA training on 1;
@@ -89,7 +89,7 @@ build_start=$SECONDS
 build_limit=$(budget 330)
 [ "$build_only" = 1 ] && build_limit=7200
 timeout "$build_limit" cmake --build "$build" -j "$(nproc)" --target ember ember_gpu_lev_kernels \
-  ember_gpu_device_memory ember_gpu_nccl_collectives ember_lev_gpu_check ember_sdpa_gpu_check \
+  ember_gpu_rope_kernel ember_gpu_device_memory ember_gpu_nccl_collectives ember_lev_gpu_check ember_sdpa_gpu_check \
   || { echo "gpu_check: the build failed or ran past ${build_limit} s"; exit 1; }
 echo "build: $((SECONDS - build_start)) s"
 ember="$build/tools/ember"
@@ -98,6 +98,7 @@ ember="$build/tools/ember"
 
 say "gpu tests: CUDA LEV kernels vs CPU (fp64/fp32, both normalisations), peak memory, NCCL collectives"
 check timeout "$(budget 60)" "$build/tests/gpu/ember_gpu_lev_kernels"
+check timeout "$(budget 30)" "$build/tests/gpu/ember_gpu_rope_kernel"
 check timeout "$(budget 30)" "$build/tests/gpu/ember_gpu_device_memory"
 check timeout "$(budget 60)" "$build/tests/gpu/ember_gpu_nccl_collectives"
 check timeout "$(budget 30)" "$build/bench/ember_lev_gpu_check"

@@ -1,8 +1,9 @@
 // CUDA kernels of the LEV spline product, on raw pointers; the per-element math (basis window,
 // spline value, product gradient) is lev_spline_math.h, shared with the CPU kernels that the CPU
 // tests cover. Backward runs in parallel over tokens: grad u one warp per (token, head, seed dim)
-// reducing over rank with shuffles; grad S per (head, seed dim, token chunk) block into its own
-// slice of a workspace, then summed over chunks in a fixed order (no atomics, deterministic).
+// reducing over rank with shuffles; grad S per (head, seed dim, token chunk) block, summed in shared
+// memory into its own slice of a workspace, then over chunks in a fixed order (no atomics,
+// deterministic).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -14,6 +15,7 @@ namespace ember::lev {
 namespace {
 
 constexpr int kWarp = 32;
+constexpr size_t kSharedBytes = 48 * 1024;  // dynamic shared memory every GPU grants without an opt-in
 
 // One thread per (token, head, rank): M = sign * exp(sum_d log(|phi_d| + 1e-9)) (step 6).
 template <class T>
@@ -53,24 +55,29 @@ __global__ void grad_u_kernel(const T* gM, const T* M, const T* u, const T* S, T
 }
 
 // Partial grad S of one (head, seed dim) over one chunk of tokens: block (ld, chunk), a thread per
-// rank lane owns column rho of its block's slice, so the sums need no atomics.
+// rank lane owns column rho of its block's slice, so the sums need neither atomics nor barriers.
+// The slice is accumulated in shared memory when it fits (in_shared), else in place in the workspace.
 template <class T>
 __global__ void grad_s_partial_kernel(const T* gM, const T* M, const T* u, const T* S, T* partial, CudaShape s,
-                                      int64_t chunk_len, bool normalize) {
+                                      int64_t chunk_len, bool normalize, bool in_shared) {
+  extern __shared__ __align__(16) unsigned char shared_slice[];
   const int64_t ld = blockIdx.x, chunk = blockIdx.y, l = ld / s.DS, d = ld % s.DS;
   T* out = partial + (chunk * s.H * s.DS + ld) * s.K * s.R;
+  T* acc = in_shared ? reinterpret_cast<T*>(shared_slice) : out;
   const T* S_ld = S + ld * s.K * s.R;
   const int64_t n_begin = chunk * chunk_len, n_end = min(s.N, n_begin + chunk_len);
   for (int64_t rho = threadIdx.x; rho < s.R; rho += blockDim.x) {
-    for (int64_t k = 0; k < s.K; ++k) out[k * s.R + rho] = T(0);
+    for (int64_t k = 0; k < s.K; ++k) acc[k * s.R + rho] = T(0);
     for (int64_t n = n_begin; n < n_end; ++n) {
       const int64_t nl = n * s.H + l;
       const auto w = basis_window<T>(u[nl * s.DS + d], static_cast<int>(s.K), normalize);
       T phi, dphi;
       spline_at(w, S_ld + w.first * s.R + rho, s.R, phi, dphi);
       const T g_phi = product_grad(gM[nl * s.R + rho] * M[nl * s.R + rho], phi);
-      for (int j = 0; j < Window<T>::count; ++j) out[(w.first + j) * s.R + rho] += w.value[j] * g_phi;
+      for (int j = 0; j < Window<T>::count; ++j) acc[(w.first + j) * s.R + rho] += w.value[j] * g_phi;
     }
+    if (in_shared)
+      for (int64_t k = 0; k < s.K; ++k) out[k * s.R + rho] = acc[k * s.R + rho];
   }
 }
 
@@ -120,7 +127,10 @@ int launch_spline_backward(const T* gM, const T* M, const T* u, const T* S, T* g
   const int64_t chunks = grad_s_chunks(s), chunk_len = (s.N + chunks - 1) / chunks;
   const int lanes = static_cast<int>(std::min<int64_t>(((s.R + kWarp - 1) / kWarp) * kWarp, 256));
   const dim3 grid(static_cast<unsigned>(s.H * s.DS), static_cast<unsigned>(chunks));
-  grad_s_partial_kernel<T><<<grid, lanes, 0, st>>>(gM, M, u, S, workspace, s, chunk_len, normalize);
+  const size_t slice_bytes = static_cast<size_t>(s.K * s.R) * sizeof(T);
+  const bool in_shared = slice_bytes <= kSharedBytes;
+  grad_s_partial_kernel<T><<<grid, lanes, in_shared ? slice_bytes : 0, st>>>(gM, M, u, S, workspace, s, chunk_len,
+                                                                            normalize, in_shared);
   sum_chunks_kernel<T><<<blocks_for(size_s, 256), 256, 0, st>>>(workspace, gS, size_s, chunks);
   return static_cast<int>(cudaGetLastError());
 }

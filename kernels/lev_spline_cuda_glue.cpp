@@ -7,9 +7,9 @@
 #include "ember/util/error.h"
 
 #ifdef EMBER_WITH_CUDA
-#include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
-#include <cuda_runtime_api.h>
+
+#include "kernels/cuda_glue.h"
 #endif
 
 namespace ember::lev {
@@ -39,12 +39,8 @@ void require_same_device(const char* op, const at::Tensor& u, std::initializer_l
       throw Error(fmt::format("{}: tensors on different devices ({} and {})", op, u.device().str(), t->device().str()));
 }
 
-void check_launch(const char* op, int status) {
-  if (status != 0)
-    throw Error(fmt::format("{}: CUDA launch failed: {}", op, cudaGetErrorString(static_cast<cudaError_t>(status))));
-}
-
-void* stream_of(const at::Tensor& t) { return at::cuda::getCurrentCUDAStream(t.device().index()).stream(); }
+using cuda_glue::check_launch;
+using cuda_glue::stream_of;
 }  // namespace
 
 bool cuda_kernels_compiled() { return true; }

@@ -2,14 +2,9 @@
 // (any strides over B, H, T; unit stride over the last dimension) into contiguous rows of y. The
 // caller splits rows across threads. Built with -O3 and cloned for AVX2+FMA and AVX-512.
 #pragma once
-#include <cstdint>
+#include "kernels/rope_rows.h"
 
 namespace ember::rope::cpu {
-
-struct Rows {
-  int64_t B, H, T, half, offset;         // row r = (b H + h) T + t is position offset + t
-  int64_t stride_b, stride_h, stride_t;  // of x, in elements
-};
 
 // y[r] = [x_a cos - x_b sin, x_b cos + x_a sin] at the row's position (rotate-half RoPE); inverse
 // rotates by the negative angle (sin -> -sin), which is the rotation's transpose: its gradient.

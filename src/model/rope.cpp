@@ -9,18 +9,25 @@
 
 #include "ember/util/error.h"
 #include "kernels/rope_cpu_loops.h"
+#include "kernels/rope_cuda.h"
 
 namespace ember {
 namespace {
 
-// x [B, H, T, d_h] in the tables' dtype, rotated at positions offset.. (by the negative angles
-// when inverse). CPU: one fused pass over rows (kernels/rope_cpu_loops.h); elsewhere ATen ops.
+// ember's CUDA kernel rotates inputs of any floating dtype in the tables' precision (fp32 below
+// fp64) and returns the input's dtype; elsewhere the input is cast to the tables' dtype first.
+bool fused_on_cuda(const at::Tensor& x) { return x.is_cuda() && x.dim() == 4 && rope::cuda_kernel_compiled(); }
+
+// x [B, H, T, d_h] rotated at positions offset.. (by the negative angles when inverse), in the
+// tables' dtype except on CUDA (fused_on_cuda). CPU: one fused pass over rows
+// (kernels/rope_cpu_loops.h); CUDA: kernels/rope_cuda.cu; elsewhere (meta) ATen ops.
 at::Tensor rotate(const at::Tensor& x, const at::Tensor& cos_all, const at::Tensor& sin_all, int64_t offset,
                   bool inverse) {
   const int64_t T = x.size(-2), half = x.size(-1) / 2;
+  if (fused_on_cuda(x)) return rope::rotate_cuda(x, cos_all, sin_all, offset, inverse);
   if (x.is_cpu() && x.dim() == 4 && x.stride(3) == 1) {
     auto y = at::empty(x.sizes(), x.options());
-    const rope::cpu::Rows rows{x.size(0), x.size(1), T, half, offset, x.stride(0), x.stride(1), x.stride(2)};
+    const rope::Rows rows{x.size(0), x.size(1), T, half, offset, x.stride(0), x.stride(1), x.stride(2)};
     const int64_t grain = std::max<int64_t>(1, 16384 / x.size(-1));
     AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "rope", [&] {
       at::parallel_for(0, x.numel() / x.size(-1), grain, [&](int64_t r0, int64_t r1) {
@@ -44,12 +51,13 @@ struct RopeRotation : torch::autograd::Function<RopeRotation> {
                             const at::Tensor& sin_all, int64_t offset) {
     ctx->save_for_backward({cos_all, sin_all});
     ctx->saved_data["offset"] = offset;
+    ctx->saved_data["dtype"] = static_cast<int64_t>(x.scalar_type());  // of the output, so of its gradient
     return rotate(x, cos_all, sin_all, offset, false);
   }
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grads) {
     const auto saved = ctx->get_saved_variables();
-    auto g = grads[0].to(saved[0].scalar_type());
+    auto g = grads[0].to(static_cast<at::ScalarType>(ctx->saved_data["dtype"].toInt()));
     return {rotate(g, saved[0], saved[1], ctx->saved_data["offset"].toInt(), true), {}, {}, {}};
   }
 };
@@ -100,7 +108,7 @@ at::Tensor Rope::apply(const at::Tensor& x, int64_t offset) const {
                 " exceeds model.max_seq_len = " + std::to_string(cos_.size(0)));
   const auto dtype = x.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
   const auto& [cos_all, sin_all] = tables(x.device(), dtype);
-  return RopeRotation::apply(x.to(dtype), cos_all, sin_all, offset);
+  return RopeRotation::apply(fused_on_cuda(x) ? x : x.to(dtype), cos_all, sin_all, offset);
 }
 
 }  // namespace ember

@@ -3,7 +3,7 @@
 // through a TCPStore on loopback: all-reduce (blocking and async), broadcast, the scalar sums and
 // a barrier give the closed-form results. `ember train` only builds a process group when the world
 // is larger than 1, so on a one-GPU machine this is the NCCL smoke test. Exit 77 (ctest's skip
-// code) without CUDA or without NCCL in the build.
+// code) without a CUDA device; 1 when a device is there but the build has no NCCL.
 #include <torch/cuda.h>
 
 #include <unistd.h>
@@ -79,8 +79,8 @@ int main() {
   }
   for (const auto& e : errors)
     if (e.find("without CUDA") != std::string::npos) {
-      std::cout << "gpu.nccl_collectives: skipped: this build has no NCCL\n";
-      return 77;
+      std::cout << "FAIL: a CUDA device but this build has no NCCL backend (configure with a CUDA LibTorch)\n";
+      return 1;
     }
   std::cout << (ok ? "OK" : "FAIL") << ": NCCL collectives over " << world << " GPU rank(s)\n";
   return ok ? 0 : 1;

@@ -3,7 +3,9 @@
 // model.mixer.rope_scaling.type llama3 the omegas are rescaled as Llama 3.1 does.
 // Tables are made on the input's device on first use (so a model moved to a GPU needs nothing
 // moved by hand); the rotation runs in fp32 for fp32 and lower-precision inputs, as Python does,
-// and in fp64 for fp64 inputs. The result has that dtype.
+// and in fp64 for fp64 inputs. The result has that dtype, except with ember's CUDA kernel, whose
+// result keeps the input's dtype (a bf16 input's rotation is rounded to bf16 once, as autocast
+// does before attention, without the fp32 copies).
 #pragma once
 #include <ATen/ATen.h>
 

@@ -1,0 +1,15 @@
+// ATen glue of the CUDA RoPE kernel (rope_cuda_glue.cpp). Without CUDA in the build
+// cuda_kernel_compiled() is false and rotate_cuda throws a clear error.
+#pragma once
+#include <ATen/ATen.h>
+
+namespace ember::rope {
+
+bool cuda_kernel_compiled();
+
+// x [B, H, T, 2h] on a CUDA device (fp32, fp64, bf16 or fp16); cos, sin [positions, h] on x's
+// device, fp64 for fp64 x and fp32 otherwise. Returns contiguous y in x's dtype, rotated at
+// positions offset.. in the tables' precision (inverse: by the negative angles).
+at::Tensor rotate_cuda(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, int64_t offset, bool inverse);
+
+}  // namespace ember::rope

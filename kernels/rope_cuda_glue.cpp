@@ -1,0 +1,65 @@
+// ATen glue of the CUDA RoPE kernel: checks that make an out-of-bounds read an error, then one
+// launch on the current stream of x's device.
+#include "kernels/rope_cuda.h"
+
+#include "ember/util/error.h"
+
+#ifdef EMBER_WITH_CUDA
+#include <c10/cuda/CUDAGuard.h>
+#include <fmt/ranges.h>
+
+#include "kernels/cuda_glue.h"
+#include "kernels/rope_launch.h"
+#endif
+
+namespace ember::rope {
+
+#ifdef EMBER_WITH_CUDA
+namespace {
+Element element_of(const at::Tensor& x) {
+  switch (x.scalar_type()) {
+    case at::kFloat: return Element::f32;
+    case at::kDouble: return Element::f64;
+    case at::kBFloat16: return Element::bf16;
+    case at::kHalf: return Element::f16;
+    default: throw Error(fmt::format("RoPE (CUDA): unsupported dtype {}", c10::toString(x.scalar_type())));
+  }
+}
+
+void require_tables(const at::Tensor& x, const at::Tensor& table, int64_t offset) {
+  const auto want = x.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
+  if (table.device() != x.device() || table.scalar_type() != want || !table.is_contiguous() || table.dim() != 2 ||
+      2 * table.size(1) != x.size(3) || offset < 0 || offset + x.size(2) > table.size(0))
+    throw Error(fmt::format("RoPE (CUDA): tables {} {} on {} do not fit x {} on {} at offset {}",
+                            c10::toString(table.scalar_type()), fmt::join(table.sizes(), "x"), table.device().str(),
+                            fmt::join(x.sizes(), "x"), x.device().str(), offset));
+}
+}  // namespace
+
+bool cuda_kernel_compiled() { return true; }
+
+at::Tensor rotate_cuda(const at::Tensor& x_in, const at::Tensor& cos, const at::Tensor& sin, int64_t offset,
+                       bool inverse) {
+  if (!x_in.is_cuda() || x_in.dim() != 4 || x_in.size(3) % 2 != 0)
+    throw Error(fmt::format("RoPE (CUDA): expected x [B, H, T, even d_h] on a CUDA device, got {} on {}",
+                            fmt::join(x_in.sizes(), "x"), x_in.device().str()));
+  const auto x = x_in.stride(3) == 1 ? x_in : x_in.contiguous();
+  require_tables(x, cos, offset);
+  require_tables(x, sin, offset);
+  const c10::cuda::CUDAGuard guard(x.device());
+  auto y = at::empty(x.sizes(), x.options().memory_format(at::MemoryFormat::Contiguous));
+  const Rows rows{x.size(0), x.size(1), x.size(2), x.size(3) / 2, offset, x.stride(0), x.stride(1), x.stride(2)};
+  cuda_glue::check_launch(
+      "RoPE", launch_rope(x.const_data_ptr(), y.mutable_data_ptr(), cos.const_data_ptr(), sin.const_data_ptr(),
+                          element_of(x), rows, inverse, cuda_glue::stream_of(x)));
+  return y;
+}
+#else
+bool cuda_kernel_compiled() { return false; }
+
+at::Tensor rotate_cuda(const at::Tensor&, const at::Tensor&, const at::Tensor&, int64_t, bool) {
+  throw Error("RoPE: this build has no CUDA kernels (configure with a CUDA LibTorch and nvcc)");
+}
+#endif
+
+}  // namespace ember::rope
