@@ -11,9 +11,9 @@ expect_error "unknown key 'train.stpes' (did you mean 'train.steps'?)" "$EMBER" 
 expect_error "model.d_model: d_model = 60 must be divisible by n_heads = 8" \
   "$EMBER" train -c good.yaml --set model.d_model=60 --set model.n_heads=8
 expect_error "token id 63 does not fit model.vocab_size = 32" "$EMBER" train -c good.yaml --set model.vocab_size=32
-expect_error "data.train: '" "$EMBER" train -c good.yaml --set 'data.train=[nowhere/*.bin]'
+expect_error "data.train: 'nowhere/*.bin' matches no shard file" "$EMBER" train -c good.yaml --set 'data.train=[nowhere/*.bin]'
 head -c 2048 /dev/zero >data/val_999.bin
-expect_error "bad magic" "$EMBER" train -c good.yaml
+expect_error "shard 'data/val_999.bin' has bad magic 0" "$EMBER" train -c good.yaml
 rm data/val_999.bin
 [ ! -e runs ] || fail "a failed start left a run directory behind"
 

@@ -37,5 +37,6 @@ grep -q "the full form needs more than 4 'optimised' points, the file has 4: not
   || { cat small_fit.err; fail "the skipped full form is not explained"; }
 expect_error "--k: expected positive integers" "$EMBER" capacity simulate --k 10:5:1 --out x.csv
 expect_error "expected a .csv or .json file name" "$EMBER" capacity simulate --k 10 --d 4 --out x.txt
+[ ! -e x.csv ] && [ ! -e x.txt ] || fail "a refused simulate wrote its --out file"
 expect_error "no 'optimised' points to fit the full form" "$EMBER" capacity fit r.json --form full --kind optimised
 echo "ember capacity simulate and fit work end to end"

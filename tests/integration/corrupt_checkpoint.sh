@@ -10,7 +10,7 @@ expect_error "step_40' is corrupt: model.safetensors fails its SHA-256 checksum"
 # Evaluating the run picks the newest checkpoint that verifies, with a warning.
 "$EMBER" eval runs/tiny --json >eval.json 2>eval.err || { cat eval.err; fail "eval of run"; }
 grep -q '"step":20' eval.json || fail "eval did not fall back to step 20"
-grep -q "corrupt" eval.err || fail "no warning about the corrupt checkpoint"
+grep -q "step_40' is corrupt" eval.err || { cat eval.err; fail "no warning about the corrupt checkpoint"; }
 # Resume falls back to step 20 and re-trains to 40.
 "$EMBER" train --resume --run-dir runs/tiny >/dev/null 2>resume.err || { cat resume.err; fail "resume"; }
 grep -q "resumed from runs/tiny/checkpoints/step_20" resume.err || { cat resume.err; fail "did not fall back"; }

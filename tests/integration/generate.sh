@@ -1,6 +1,7 @@
-# ember generate end to end on a byte-level run: greedy output is deterministic and equals the
-# argmax continuation; sampling is reproducible for a seed; the prompt goes through the run's
-# tokenizer; errors are one line.
+# ember generate end to end on a byte-level run: greedy output is deterministic and --top-k 1
+# samples the same ids (the argmax is tested against the model in the unit tests); sampling is
+# reproducible for a seed and changes with it; --prompt-file reads the prompt --prompt gives; the
+# prompt goes through the run's tokenizer; errors are one line.
 source "$(dirname "$0")/lib_common.sh"
 mkdir -p corpus
 for i in $(seq 1 40); do
@@ -23,6 +24,17 @@ cmp a.json b.json || fail "greedy decoding is not deterministic"
 "$EMBER" generate runs/g --prompt "def " --tokens 20 --seed 5 --json >s1.json || fail "sampling"
 "$EMBER" generate runs/g --prompt "def " --tokens 20 --seed 5 --json >s2.json || fail "sampling"
 cmp s1.json s2.json || fail "the same seed gave different samples"
+"$EMBER" generate runs/g --prompt "def " --tokens 20 --seed 6 --json >s3.json || fail "sampling"
+! cmp -s s1.json s3.json || fail "--seed 5 and --seed 6 sampled the same 20 tokens"
+"$EMBER" generate runs/g --prompt "def " --tokens 20 --seed 6 --top-k 1 --json >k1.json || fail "--top-k 1"
+printf 'def ' >prompt.txt
+"$EMBER" generate runs/g --prompt-file prompt.txt --tokens 20 --temperature 0 --json >pf.json || fail "--prompt-file"
+"$PY" - <<'PY' || fail "--top-k 1 or --prompt-file"
+import json
+a, k1, pf = (json.load(open(f)) for f in ("a.json", "k1.json", "pf.json"))
+assert k1["ids"] == a["ids"], ("--top-k 1 is not greedy", k1["ids"], a["ids"])
+assert pf["ids"] == a["ids"] and pf["prompt"] == "def ", ("--prompt-file differs from --prompt", pf, a)
+PY
 "$PY" - <<'PY' || fail "generate JSON"
 import json
 a = json.load(open("a.json"))

@@ -177,10 +177,16 @@ expect_error "has shape 160x64, the config needs 128x64" "$EMBER" import hf narr
 rm -rf noweights && mkdir noweights && cp hf_rand/config.json noweights/
 expect_error "no model.safetensors" "$EMBER" import hf noweights --out runs/x
 [ ! -e runs/x ] && [ -z "$(ls -A runs | grep partial || true)" ] || fail "a failed import left files behind"
+tree_sums() { find "$1" -type f -print0 | sort -z | xargs -0 sha256sum; }
+tree_sums runs/tied >tied.before
 expect_error "exists and is not empty" "$EMBER" import hf hf_rand --out runs/tied
+tree_sums runs/tied | cmp -s - tied.before || fail "a refused import changed runs/tied"
 train titans --set model.mixer.kind=titans
 expect_error "mixer 'titans' has no transformers counterpart" "$EMBER" export hf runs/titans --out exp/titans
 [ ! -e exp/titans ] || fail "a refused export left a directory"
+tree_sums exp/untied >untied.before
 expect_error "exists and is not empty" "$EMBER" export hf runs/tied --out exp/untied
+tree_sums exp/untied | cmp -s - untied.before || fail "a refused export changed exp/untied"
 expect_error "is not a size" "$EMBER" export hf runs/tied --out exp/y --max-shard-size lots
+[ ! -e exp/y ] || fail "a refused export (bad --max-shard-size) left exp/y"
 echo "hf interop: exports load in transformers with ember's logits, imports match transformers' logits"

@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include <optional>
+#include <set>
 
 #include "ember/checkpoint/parameters.h"
 #include "ember/model/activation_checkpoint.h"
@@ -75,4 +76,41 @@ TEST(ActivationCheckpoint, EvaluationKeepsNoGraphAndAFrozenInputStillTrainsTheBl
   EXPECT_LT((w.grad() - want).abs().max().item<double>(), 1e-14);
   torch::NoGradGuard no_grad;
   EXPECT_FALSE(ember::checkpointed(fn, x).requires_grad());
+}
+
+namespace {
+// The autograd nodes reachable from a loss: how many in all, and how many are checkpointed blocks.
+std::pair<int, int> graph_nodes(const at::Tensor& loss) {
+  std::set<torch::autograd::Node*> seen;
+  std::vector<torch::autograd::Node*> todo{loss.grad_fn().get()};
+  int checkpoints = 0;
+  while (!todo.empty()) {
+    auto* node = todo.back();
+    todo.pop_back();
+    if (!node || !seen.insert(node).second) continue;
+    if (node->name().find("Checkpoint") != std::string::npos) ++checkpoints;
+    for (const auto& edge : node->next_edges()) todo.push_back(edge.function.get());
+  }
+  return {static_cast<int>(seen.size()), checkpoints};
+}
+}  // namespace
+
+// Equal gradients would also come from a checkpointing that did nothing: the graph shows that the
+// chosen blocks (all 4; blocks 0 and 2 with every_k 2) are one recompute node each, and that the
+// graph is smaller by their inner nodes.
+TEST(ActivationCheckpoint, TheChosenBlocksKeepNoGraphOfTheirOwn) {
+  torch::manual_seed(2);
+  ember::LanguageModel m(small("attention"));
+  auto ids = torch::randint(0, 40, {2, 12}, torch::kLong);
+  auto [plain_nodes, none] = graph_nodes(m.loss(ids, torch::roll(ids, 1, 1)));
+  m.set_activation_checkpointing(ember::ActivationCheckpointing::every_k, 2);
+  auto [half_nodes, two] = graph_nodes(m.loss(ids, torch::roll(ids, 1, 1)));
+  m.set_activation_checkpointing(ember::ActivationCheckpointing::full, 1);
+  auto [full_nodes, four] = graph_nodes(m.loss(ids, torch::roll(ids, 1, 1)));
+  EXPECT_EQ(none, 0);
+  EXPECT_EQ(two, 2);
+  EXPECT_EQ(four, 4);
+  const int per_block = (plain_nodes - full_nodes) / 4;  // a block's inner nodes less its checkpoint node
+  EXPECT_GT(per_block, 5);
+  EXPECT_EQ(plain_nodes - half_nodes, 2 * per_block);
 }

@@ -164,8 +164,9 @@ TEST(AdamW, StateLivesOnTheParametersDevice) {
   // parameters' device: a CPU counter beside CUDA parameters fails the first step on a GPU.
   auto w = torch::empty({3, 4}, torch::TensorOptions().device(torch::kMeta).requires_grad(true));
   ember::AdamW opt({{"layers.0.w", w}}, OptimConfig{});
-  for (const auto& [key, t] : opt.state_tensors())
+  for (const auto& [key, t] : opt.state_tensors()) {
     if (key != "__steps__") EXPECT_TRUE(t.is_meta()) << key << " is on " << t.device();
+  }
 }
 
 TEST(Clip, Coefficient) {

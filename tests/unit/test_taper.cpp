@@ -57,6 +57,22 @@ TEST(Taper, ProfilesHaveTheSpecShape) {
   EXPECT_NEAR(ember::taper_profile(schedule("cosine"), 0.25), (1 + std::cos(M_PI / 4)) / 2, 1e-15);
 }
 
+// Off the symmetric points each profile is its own curve: linear 1 - t, and the sigmoid of the
+// spec with its steepness k (written out here; k = 4 and 10 differ).
+TEST(Taper, LinearAndSigmoidProfilesAtAQuarter) {
+  EXPECT_NEAR(ember::taper_profile(schedule("linear"), 0.25), 0.75, 1e-15);
+  auto s = [](double x) { return 1 / (1 + std::exp(-x)); };
+  for (double k : {4.0, 10.0}) {
+    auto t = schedule("sigmoid");
+    t.steepness = k;
+    const double want = (s(-k * (0.25 - 0.5)) - s(-k / 2)) / (s(k / 2) - s(-k / 2));
+    EXPECT_NEAR(ember::taper_profile(t, 0.25), want, 1e-14) << "k " << k;
+  }
+  auto k4 = schedule("sigmoid");
+  k4.steepness = 4;
+  EXPECT_GT(std::abs(ember::taper_profile(k4, 0.25) - ember::taper_profile(schedule("sigmoid"), 0.25)), 0.05);
+}
+
 TEST(Taper, BudgetExactAndMonotoneForEveryScheduleAndParity) {
   for (std::string s : {"linear", "cosine", "sigmoid"}) {
     for (int64_t L : {2, 5, 8, 13, 24}) {
