@@ -80,6 +80,16 @@ head -c 8 hist.png | od -An -c | grep -q "P   N   G" || fail "--plot did not wri
 # A figure that cannot be written is refused before the pass (PLplot would abort after it).
 expect_error "--plot: cannot write '/proc/ember_hist.png'" "$EMBER" capacity runs/tiny --plot /proc/ember_hist.png
 
+# bound --constants: the full form with one's own C, a, b, c, against its closed form.
+"$EMBER" capacity bound --d 4096 --eps 0.0645 --constants 0.9,1.07,1.45,0.97 --json >own.json || fail "bound --constants"
+"$PY" -c "
+import json, math
+b = json.load(open('own.json'))[0]['capacity_full_form']
+C, a, bb, c, d, eps = 0.9, 1.07, 1.45, 0.97, 4096, 0.0645
+want = math.ceil((d * math.exp((eps**2 * d**c / C) ** (1 / bb))) ** (1 / a))  # max_k of the full form
+assert b['constants'] == {'C': C, 'a': a, 'b': bb, 'c': c} and abs(b['value'] / want - 1) < 1e-9, (b, want)" \
+  || fail "bound --constants does not use the given constants"
+
 # bound: the paper's Llama 2 7B row.
 "$EMBER" capacity bound --d 4096 --eps 0.0645 --json >bound.json || fail "bound"
 "$PY" -c "

@@ -64,6 +64,16 @@ expect_error "was prepared with tokenizer 'tok/t.tiktoken', which is not found" 
   "$EMBER" analyze alignment --ckpt runs/bpe --data notes.txt --batches 1 --batch-size 2
 mv tok/moved.tiktoken tok/t.tiktoken
 
+# --jsonl-field: the same documents under another field give the same shards (the split goes by
+# file name and line, so both files are docs.jsonl, prepared from their own folders).
+mkdir -p jl_text jl_body && cp corpus/docs.jsonl jl_text/ && sed 's/"text"/"body"/' corpus/docs.jsonl >jl_body/docs.jsonl
+(cd jl_text && "$EMBER" prepare text docs.jsonl --tokenizer ../tok/t.tiktoken --out out --val-fraction 0.3 --no-progress) \
+  >/dev/null || fail "prepare text of JSONL"
+(cd jl_body && "$EMBER" prepare text docs.jsonl --tokenizer ../tok/t.tiktoken --out out --val-fraction 0.3 \
+  --jsonl-field body --no-progress) >/dev/null || fail "prepare text --jsonl-field body"
+for f in jl_text/out/*.bin; do cmp "$f" "jl_body/out/$(basename "$f")" || fail "--jsonl-field body: $(basename "$f") differs"; done
+expect_error "expected a JSON object with a string field 'text'" \
+  "$EMBER" prepare text jl_body/docs.jsonl --tokenizer tok/t.tiktoken --out jl_bad --no-progress
 printf '{"text": "ok"}\n{"txt": "no"}\n' >bad.jsonl
 expect_error "bad.jsonl:2: expected a JSON object with a string field 'text'" \
   "$EMBER" prepare text bad.jsonl --tokenizer tok/t.tiktoken --out bad --no-progress

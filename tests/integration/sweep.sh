@@ -107,6 +107,15 @@ grep -Eq "^ +threads: $want_threads\$" sw2/attention/config.yaml \
 grep -q -- "#SBATCH --array=0-3" sw/sweep.sbatch || fail "sbatch array range wrong"
 grep -q -- "#SBATCH --gres=gpu:1" sw/sweep.sbatch || fail "sbatch option missing"
 grep -q 'sweep s.yaml --member "$SLURM_ARRAY_TASK_ID"' sw/sweep.sbatch || fail "sbatch does not run one member per task"
+# One member alone (what each task of the Slurm array runs): it trains and is evaluated, no other.
+sed -e 's/^out: sw/out: sw5/' -e 's/train.steps: 20/train.steps: 4, optim.warmup_steps: 2/' \
+  -e 's/^evals: .*/evals: [perplexity]/' s.yaml >s5.yaml
+one=$("$EMBER" sweep s5.yaml --dry-run | sed -n 's/^\[1\] \([^:]*\):.*/\1/p')
+[ -n "$one" ] || fail "no member 1 in the dry run"
+"$EMBER" sweep s5.yaml --member 1 >member.out 2>&1 || { cat member.out >&2; fail "sweep --member 1"; }
+[ -f "sw5/$one/eval.json" ] || fail "--member 1 did not train and evaluate $one"
+[ "$(find sw5 -mindepth 2 -maxdepth 2 -name metrics.jsonl | wc -l)" -eq 1 ] || fail "--member 1 trained other members"
+expect_error "--member 9 is out of range: the sweep has 4 members (0 .. 3)" "$EMBER" sweep s5.yaml --member 9
 # Each member through ember launch: 2 data-parallel ranks (the launcher's rank-prefixed output).
 sed -e 's/^out: sw/out: sw3/' -e 's/^seeds: .*/seeds: [5]/' -e 's/train.steps: 20/train.steps: 4, optim.warmup_steps: 2/' \
   -e 's/^evals: .*/evals: [perplexity]/' -e 's/kind: \[attention, short_conv\]/kind: [attention]/' s.yaml >s3.yaml

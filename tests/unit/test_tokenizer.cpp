@@ -4,12 +4,14 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
 
 #include "ember/data/bpe_trainer.h"
+#include "ember/data/pretokenizer.h"
 #include "ember/data/tokenizer.h"
 #include "ember/data/tokenizer_presets.h"
 #include "ember/util/error.h"
@@ -215,4 +217,64 @@ TEST(BpeTrainer, DeterministicAndRoundTrips) {
   EXPECT_LT(ids.size(), texts[0].size() / 2);  // frequent words became single tokens
   EXPECT_EQ(t.decode(ids), texts[0]);
   EXPECT_EQ(t.encode(" token").size(), 1u);
+}
+
+namespace {
+// BPE training by brute force: every round recounts all adjacent pairs of every pre-token (weighted
+// by its count), merges the most frequent (ties: the smallest (left id, right id)) left to right
+// without overlap, and appends its bytes as the next rank.
+std::vector<std::string> naive_bpe(const std::vector<std::string>& texts, size_t ranks) {
+  ember::PreTokenizer pre(ember::kGpt2Pattern);
+  std::map<std::string, int64_t> pieces;
+  for (const auto& t : texts) pre.split(t, [&](std::string_view p) { ++pieces[std::string(p)]; });
+  std::vector<std::pair<std::vector<uint32_t>, int64_t>> words;
+  for (const auto& [piece, count] : pieces) words.push_back({std::vector<uint32_t>(piece.begin(), piece.end()), count});
+  for (auto& [ids, count] : words)  // bytes as unsigned ids
+    for (auto& id : ids) id &= 0xffu;
+  std::vector<std::string> tokens;
+  for (int b = 0; b < 256; ++b) tokens.emplace_back(1, static_cast<char>(b));
+  while (tokens.size() < ranks) {
+    std::map<std::pair<uint32_t, uint32_t>, int64_t> counts;
+    for (const auto& [ids, count] : words)
+      for (size_t i = 0; i + 1 < ids.size(); ++i) counts[{ids[i], ids[i + 1]}] += count;
+    if (counts.empty()) break;
+    auto best = counts.begin();  // the map is ordered by pair: the first maximum is the smallest pair
+    for (auto it = counts.begin(); it != counts.end(); ++it)
+      if (it->second > best->second) best = it;
+    const auto [a, b] = best->first;
+    const auto id = static_cast<uint32_t>(tokens.size());
+    tokens.push_back(tokens[a] + tokens[b]);
+    for (auto& [ids, count] : words) {
+      std::vector<uint32_t> merged;
+      for (size_t i = 0; i < ids.size(); ++i) {
+        const bool hit = i + 1 < ids.size() && ids[i] == a && ids[i + 1] == b;
+        merged.push_back(hit ? id : ids[i]);
+        i += hit ? 1 : 0;
+      }
+      ids = std::move(merged);
+    }
+  }
+  return tokens;
+}
+}  // namespace
+
+// The trainer's incremental pair counts (heap, stale entries, touched pairs) give the merges of
+// the brute-force trainer above, rank for rank, on text with runs (aaaa: non-overlapping merges),
+// ties and multi-byte characters, also where the pairs run out.
+TEST(BpeTrainer, MergesEqualABruteForceTrainer) {
+  std::vector<std::string> texts;
+  std::mt19937 rng(7);
+  const std::vector<std::string> words = {"aaaa", "aaa", "abab", "ba", "banana", "bandana", "é", "éé", "日本", "x"};
+  for (int d = 0; d < 20; ++d) {
+    std::string t;
+    for (int w = 0; w < 60; ++w) t += words[rng() % words.size()] + (rng() % 5 ? " " : "\n");
+    texts.push_back(t);
+  }
+  for (size_t merges : {28, 60}) {  // 60: the corpus runs out of pairs after 31 merges, both stop there
+    ember::BpeTrainOptions opt;
+    opt.vocab_size = static_cast<int64_t>(257 + merges);
+    const auto want = naive_bpe(texts, 256 + merges);
+    ASSERT_EQ(want.size(), 256 + std::min<size_t>(merges, 31));
+    EXPECT_EQ(ember::train_bpe_on_text(texts, opt).tokens, want) << merges << " merges";
+  }
 }
