@@ -58,4 +58,17 @@ for cfg in "$C/leviathan/200m.yaml" "$C/leviathan/400m.yaml" "$C/leviathan/lev.y
     || fail "$cfg does not fit 80 GB by the estimate: $("$PY" -c "import json; print(json.load(open('fit.json'))['memory'])")"
 done
 "$EMBER" inspect m.yaml --memory | grep -q "fits a device of 80 GB" || fail "memory table"
+# --seq-len, --precision and --device-gb reach the estimate: half the tokens half the activations
+# (SDPA's memory is linear in T), bf16 autocast copies of the weights, the device it is compared with.
+"$EMBER" inspect m.yaml --memory --seq-len 128 --json >t2.json
+"$EMBER" inspect m.yaml --memory --precision bf16 --json >bf.json
+"$EMBER" inspect m.yaml --memory --device-gb 0.05 --json >small.json
+"$PY" - <<'PY' || fail "--seq-len, --precision or --device-gb"
+import json
+e1, t2, bf, small = (json.load(open(f))["memory"] for f in ("e1.json", "t2.json", "bf.json", "small.json"))
+assert t2["seq_len"] == 128 and abs(2 * t2["activations"] / e1["activations"] - 1) < 1e-9, (t2, e1)
+assert bf["precision"] == "bf16" and bf["autocast_copies"] > 0 and bf["activations"] < e1["activations"], bf
+assert small["device_gb"] == 0.05 and small["fits"] is False and e1["fits"] is True, small
+PY
+"$EMBER" inspect m.yaml --memory --device-gb 0.05 | grep -q "does NOT fit a device of 0.05 GB" || fail "--device-gb in the table"
 echo "the memory estimate tracks the measurement"

@@ -27,6 +27,10 @@ done
   || fail "--json output"
 [ "$(printf 'a<|endoftext|>' | "$EMBER" tokenizer encode --preset r50k_base --specials)" = "64 50256" ] \
   || fail "--specials"
+# --stats: the ids on stdout as without it, the counts on stderr.
+[ "$(printf 'Hello world' | "$EMBER" tokenizer encode --preset cl100k_base --stats 2>stats.err)" = "9906 1917" ] \
+  || fail "--stats changed the ids"
+grep -q "^11 bytes -> 2 tokens in " stats.err || { cat stats.err; fail "--stats did not count 11 bytes and 2 tokens"; }
 printf 'caf\xc3 \xff\xfe ok\xed\xa0\x80' >bad_utf8.txt
 "$EMBER" tokenizer encode --preset o200k_base <bad_utf8.txt | "$EMBER" tokenizer decode --preset o200k_base >bad_back.txt
 cmp -s bad_utf8.txt bad_back.txt || fail "invalid UTF-8 does not round-trip"

@@ -334,12 +334,17 @@ TEST(Model, EveryRegisteredMixerBuildsTrainsAndIsCausal) {
     auto loss = m.loss(ids, ids);
     loss.backward();
     EXPECT_TRUE(std::isfinite(loss.item<double>())) << row.name;
-    for (const auto& p : m.parameters()) EXPECT_TRUE(p.grad().defined()) << row.name;
+    for (const auto& p : m.named_parameters()) {
+      ASSERT_TRUE(p.value().grad().defined()) << row.name << " " << p.key();
+      EXPECT_GT(p.value().grad().abs().max().item<double>(), 0.0) << row.name << " " << p.key() << " gets no gradient";
+    }
     torch::NoGradGuard ng;
     auto base = m.forward(ids);
     auto changed = ids.clone();
     changed.index_put_({torch::indexing::Slice(), 6}, (ids.index({torch::indexing::Slice(), 6}) + 1) % 50);
-    EXPECT_TRUE(torch::equal(m.forward(changed).narrow(1, 0, 6), base.narrow(1, 0, 6))) << row.name;
+    auto after = m.forward(changed);
+    EXPECT_TRUE(torch::equal(after.narrow(1, 0, 6), base.narrow(1, 0, 6))) << row.name;  // the past is untouched
+    EXPECT_FALSE(torch::equal(after.narrow(1, 6, 1), base.narrow(1, 6, 1))) << row.name << " ignores its own token";
     ++kinds;
   }
   EXPECT_EQ(kinds, ember::mixer_kind_names().size());
