@@ -1,6 +1,7 @@
 #include "ember/experiment/child_process.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -65,11 +66,24 @@ pid_t spawn_child(const std::vector<std::string>& argv, const std::string& outpu
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  // SIGINT / SIGTERM wait while the child is started and remembered, so that a stop arriving in
+  // between reaches it too; the child itself starts with the caller's mask.
+  sigset_t stops, caller;
+  sigemptyset(&stops);
+  sigaddset(&stops, SIGINT);
+  sigaddset(&stops, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stops, &caller);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setsigmask(&attr, &caller);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
   pid_t pid = 0;
-  const int rc = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
+  const int rc = posix_spawn(&pid, args[0], &actions, &attr, args.data(), environ);
+  if (rc == 0) remember_child(pid);
+  pthread_sigmask(SIG_SETMASK, &caller, nullptr);
+  posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) throw Error("cannot start " + argv[0] + ": " + std::strerror(rc));
-  remember_child(pid);
   return pid;
 }
 

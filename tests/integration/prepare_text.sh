@@ -59,6 +59,9 @@ a, b = json.load(open("text.json")), json.load(open("shard.json"))
 assert a["tokens"] == b["tokens"] == 2 * 16 and len(a["layers"]) == 2, (a, b)
 assert a["layers"] == b["layers"], (a["layers"], b["layers"])
 PY
+printf 'hi\n' >short.txt  # too short for one window: the error names the file, not a scratch shard
+expect_error "shards starting with 'short.txt' hold" \
+  "$EMBER" analyze alignment --ckpt runs/bpe --data short.txt --batches 1 --batch-size 2
 mv tok/t.tiktoken tok/moved.tiktoken
 expect_error "was prepared with tokenizer 'tok/t.tiktoken', which is not found" \
   "$EMBER" analyze alignment --ckpt runs/bpe --data notes.txt --batches 1 --batch-size 2

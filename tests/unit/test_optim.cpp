@@ -165,7 +165,9 @@ TEST(AdamW, StateLivesOnTheParametersDevice) {
   auto w = torch::empty({3, 4}, torch::TensorOptions().device(torch::kMeta).requires_grad(true));
   ember::AdamW opt({{"layers.0.w", w}}, OptimConfig{});
   for (const auto& [key, t] : opt.state_tensors()) {
-    if (key != "__steps__") EXPECT_TRUE(t.is_meta()) << key << " is on " << t.device();
+    if (key != "__steps__") {
+      EXPECT_TRUE(t.is_meta()) << key << " is on " << t.device();
+    }
   }
 }
 

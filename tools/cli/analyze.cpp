@@ -61,8 +61,17 @@ std::unique_ptr<Evaluation> open_evaluation(const AnalyzeArgs& args) {
   o.batch = args.batch_size;
   o.seq_len = e->loaded.config.train.seq_len;
   o.shuffle = false;
-  e->loader =
-      open_loader(encode_text_inputs(args.data, encoder, e->scratch), "--data", o, e->loaded.config.model.vocab_size);
+  const auto shards = encode_text_inputs(args.data, encoder, e->scratch);
+  try {
+    e->loader = open_loader(shards, "--data", o, e->loaded.config.model.vocab_size);
+  } catch (const DataError& err) {  // name the text files, not the scratch shards they were encoded to
+    std::string what = err.what();
+    for (size_t i = 0; i < shards.size(); ++i)
+      if (shards[i] != args.data[i])
+        for (auto at = what.find(shards[i]); at != std::string::npos; at = what.find(shards[i]))
+          what.replace(at, shards[i].size(), args.data[i]);
+    throw DataError(what);
+  }
   return e;
 }
 
