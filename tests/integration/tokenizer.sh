@@ -44,6 +44,14 @@ tail -c 600000 mixed.txt >corpus/b.txt
 [ "$(wc -l <tok/small.tiktoken)" -eq 999 ] || fail "expected 999 ranks"
 "$EMBER" tokenizer train corpus --ext .txt --vocab-size 1000 --out tok/again.tiktoken >/dev/null 2>&1
 cmp -s tok/small.tiktoken tok/again.tiktoken || fail "training is not deterministic"
+# Bad inputs: one line each, refused before any training, nothing written.
+expect_error "tokenizer train: input 'nowhere' does not exist" "$EMBER" tokenizer train nowhere --out tok/x.tiktoken
+touch a_file
+expect_error "--out 'a_file/sub/x.tiktoken': '$PWD/a_file' is not a directory" \
+  "$EMBER" tokenizer train corpus --ext .txt --vocab-size 300 --out a_file/sub/x.tiktoken
+expect_error "--out '/proc/x.tiktoken': cannot create files in '/proc'" \
+  "$EMBER" tokenizer train corpus --ext .txt --vocab-size 300 --out /proc/x.tiktoken
+[ ! -e tok/x.tiktoken ] && [ ! -e tok/x.tiktoken.json ] || fail "a refused tokenizer train wrote its rank file"
 "$EMBER" tokenizer encode --file tok/small.tiktoken <corpus/a.txt >small_ids.txt
 "$EMBER" tokenizer decode --file tok/small.tiktoken <small_ids.txt | cmp -s - corpus/a.txt \
   || fail "trained tokenizer does not round-trip"

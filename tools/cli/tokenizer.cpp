@@ -1,8 +1,11 @@
 // `ember tokenizer encode|decode|train|hf`: thin wrappers over the BPE engine, its trainer and the
 // Hugging Face tokenizer.json writer.
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <fstream>
 #include <iostream>
 #include <iterator>
 #include <sstream>
@@ -103,6 +106,21 @@ void register_encode_decode(CLI::App& tok) {
   });
 }
 
+// The rank file's place, checked before training (minutes on a large corpus): the nearest folder
+// of --out that exists must be a directory a file can be created in.
+void check_out_place(const std::filesystem::path& out) {
+  namespace fs = std::filesystem;
+  auto dir = fs::absolute(out).parent_path();
+  while (!fs::exists(dir)) dir = dir.parent_path();
+  if (!fs::is_directory(dir))
+    throw UsageError(fmt::format("--out '{}': '{}' is not a directory", out.string(), dir.string()));
+  const fs::path probe = dir / fmt::format(".ember_write_probe_{}", ::getpid());
+  const bool writable = static_cast<bool>(std::ofstream(probe));
+  std::error_code ignored;
+  fs::remove(probe, ignored);
+  if (!writable) throw UsageError(fmt::format("--out '{}': cannot create files in '{}'", out.string(), dir.string()));
+}
+
 void register_train_cmd(CLI::App& tok) {
   auto opt = std::make_shared<BpeTrainOptions>();
   auto out = std::make_shared<std::string>();
@@ -121,6 +139,7 @@ void register_train_cmd(CLI::App& tok) {
       "  ember tokenizer train --corpus default --vocab-size 8192 --out tok/default8k.tiktoken");
   train->callback([opt, out, corpus] {
     const auto t0 = std::chrono::steady_clock::now();
+    check_out_place(*out);
     if (!corpus->empty()) {
       const auto src = materialize_corpus(*corpus, std::filesystem::path(*out).parent_path() / "source");
       opt->inputs = src.inputs;
