@@ -7,6 +7,7 @@
 #   imported: ember's logits equal transformers'; eval, capacity and continued training run on it;
 # - export -> import is bit-identical for the parameters;
 # - tokenizer.json encodes like tiktoken on mixed text for every preset, and bytes for byte-level;
+#   tokenizer hf --bytes (with --max-length) and --file (a trained rank file) encode as ember does;
 # - bad input: one-line errors and nothing written.
 source "$(dirname "$0")/lib_common.sh"
 REF="$HERE/hf_reference.py"
@@ -156,6 +157,21 @@ PY
 "$PY" -c "
 ids = list(map(int, open('bytes.ids').read().split()))
 assert ids == list(open('mixed.txt', 'rb').read()), 'byte-level tokenizer.json is not id = byte'" || fail "bytes"
+# tokenizer hf --bytes (with --max-length) and --file (a rank file of `ember tokenizer train`): the
+# files encode as ember does.
+"$EMBER" tokenizer hf --bytes --max-length 77 --out tok_bytes >/dev/null || fail "tokenizer hf --bytes"
+"$PY" "$REF" encode tok_bytes mixed.txt tok_bytes.ids || fail "tokenizer hf --bytes: transformers could not encode"
+cmp -s tok_bytes.ids bytes.ids || fail "tokenizer hf --bytes is not id = byte"
+"$PY" -c "import json; assert json.load(open('tok_bytes/tokenizer_config.json'))['model_max_length'] == 77" \
+  || fail "--max-length is not model_max_length"
+mkdir -p tcorpus && cp mixed.txt tcorpus/
+"$EMBER" tokenizer train tcorpus --ext .txt --vocab-size 400 --out tok/mixed.tiktoken >/dev/null 2>&1 || fail "tokenizer train"
+"$EMBER" tokenizer hf --file tok/mixed.tiktoken --out tok_file >/dev/null || fail "tokenizer hf --file"
+"$PY" "$REF" encode tok_file mixed.txt tok_file.ids || fail "tokenizer hf --file: transformers could not encode"
+"$EMBER" tokenizer encode --file tok/mixed.tiktoken <mixed.txt | tr ' ' '\n' | grep . >ember_file.ids
+"$PY" -c "
+a = open('tok_file.ids').read().split(); b = open('ember_file.ids').read().split()
+assert a == b and len(a) > 0, (len(a), len(b))" || fail "tokenizer hf --file encodes differently from ember"
 
 # --- bad input: one line, non-zero, nothing written --------------------------------------------------
 expect_error "is not a directory" "$EMBER" import hf nowhere --out runs/x

@@ -69,6 +69,20 @@ assert all(i["text"][: -len(i["target"])].count(i["target"]) >= 1 for i in items
 # guessing every byte of a word greedily by chance is ~0).
 assert r["items"] == 30 and r["accuracy"] >= 0.75, r
 PY
+# --min-words / --max-words bound the passages; --any-final-word also keeps final words new to the
+# context (the default never does).
+"$EMBER" prepare lambada corpus --out short_p.jsonl --min-words 20 --max-words 40 >/dev/null || fail "--min/--max-words"
+"$EMBER" prepare lambada corpus --out any.jsonl --any-final-word >/dev/null || fail "--any-final-word"
+"$EMBER" prepare lambada corpus --out all.jsonl >/dev/null || fail "prepare lambada without --limit"
+"$PY" - <<'PY' || fail "prepare lambada's options"
+import json
+load = lambda f: [json.loads(line) for line in open(f)]
+new_word = lambda i: i["text"][: -len(i["target"])].count(i["target"]) == 0
+short, anyw, default = load("short_p.jsonl"), load("any.jsonl"), load("all.jsonl")
+assert short and all(20 <= len(i["text"].split()) <= 40 for i in short), short[:2]
+assert min(len(i["text"].split()) for i in short) < 50
+assert not any(new_word(i) for i in default) and any(new_word(i) for i in anyw), len(anyw)
+PY
 printf 'A short note. Nothing more.\n' >short.txt
 expect_error "no passage of 50-150 words in 1 file(s)" "$EMBER" prepare lambada short.txt --out none.jsonl
 [ ! -e none.jsonl ] || fail "a failed prepare lambada wrote its output"
