@@ -6,9 +6,11 @@
 # (src/CMakeLists.txt, docs/platform.md). Both fmt versions then sit in one binary, apart in their
 # inline namespaces fmt::v12 and fmt::v9.
 # Torch's CMake adds -gencode flags for the CUDA architectures it detects or is told; with no GPU
-# its default list includes compute_50, which nvcc 13 rejects. Ampere and Hopper by default.
+# its default list includes compute_50, which nvcc 13 rejects. Ampere and Hopper by default, with
+# Hopper's PTX for newer GPUs to compile at load (the model checks at run time that ember's kernels
+# load on the device, and falls back to ATen ops where they do not).
 if(NOT DEFINED ENV{TORCH_CUDA_ARCH_LIST})
-  set(ENV{TORCH_CUDA_ARCH_LIST} "8.0;9.0")
+  set(ENV{TORCH_CUDA_ARCH_LIST} "8.0;9.0+PTX")
 endif()
 find_package(Torch REQUIRED)
 find_package(Threads REQUIRED)

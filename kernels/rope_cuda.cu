@@ -49,6 +49,13 @@ int launch(const void* x, void* y, const void* cos, const void* sin, const Rows&
 
 }  // namespace
 
+int probe_rope_kernel() {
+  cudaFuncAttributes attributes;
+  const cudaError_t status = cudaFuncGetAttributes(&attributes, rope_kernel<float, float>);
+  if (status != cudaSuccess) cudaGetLastError();  // not sticky: clear it for the next call
+  return static_cast<int>(status);
+}
+
 int launch_rope(const void* x, void* y, const void* cos, const void* sin, Element element, const Rows& rows,
                 bool inverse, void* stream) {
   switch (element) {

@@ -6,6 +6,9 @@
 namespace ember::rope {
 
 bool cuda_kernel_compiled();
+// Whether the kernel runs on this CUDA device (its image or PTX is in the build; checked once per
+// device, with a warning when not, so that callers fall back to ATen ops).
+bool cuda_kernel_runs_on(const at::Device& device);
 
 // x [B, H, T, 2h] on a CUDA device (fp32, fp64, bf16 or fp16); cos, sin [positions, h] on x's
 // device, fp64 for fp64 x and fp32 otherwise. Returns contiguous y in x's dtype, rotated at

@@ -12,5 +12,8 @@ enum class Element { f32, f64, bf16, f16 };
 // rotation runs in their precision, so a bf16 or f16 x is rounded once, after an fp32 rotation.
 int launch_rope(const void* x, void* y, const void* cos, const void* sin, Element element, const Rows& rows,
                 bool inverse, void* stream);
+// 0 (cudaSuccess) when the kernel can run on the current device: the build holds its machine code
+// or PTX the driver can compile for it; else the cudaError_t (no kernel image).
+int probe_rope_kernel();
 
 }  // namespace ember::rope

@@ -16,7 +16,9 @@ namespace {
 
 // ember's CUDA kernel rotates inputs of any floating dtype in the tables' precision (fp32 below
 // fp64) and returns the input's dtype; elsewhere the input is cast to the tables' dtype first.
-bool fused_on_cuda(const at::Tensor& x) { return x.is_cuda() && x.dim() == 4 && rope::cuda_kernel_compiled(); }
+bool fused_on_cuda(const at::Tensor& x) {
+  return x.is_cuda() && x.dim() == 4 && rope::cuda_kernel_runs_on(x.device());
+}
 
 // x [B, H, T, d_h] rotated at positions offset.. (by the negative angles when inverse), in the
 // tables' dtype except on CUDA (fused_on_cuda). CPU: one fused pass over rows

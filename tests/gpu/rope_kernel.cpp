@@ -1,6 +1,7 @@
 // ctest gpu.rope_kernel (label gpu): the CUDA RoPE kernel, through Rope::apply and autograd,
-// against the CPU path on random inputs: forward and backward, fp64, fp32 and bf16 (rotated in
-// fp32 and rounded once), contiguous and strided inputs, at a position offset. Exit 0 = match,
+// against the CPU path on random inputs: forward and backward, fp64, fp32, bf16 and fp16 (rotated
+// in fp32 and rounded once), strided, contiguous and storage-offset inputs, a dense and a stride-0
+// incoming gradient, at a position offset. Exit 0 = match,
 // 1 = mismatch or no CUDA kernels beside a device, 77 (ctest's skip code) = no CUDA device.
 #include <torch/cuda.h>
 #include <torch/torch.h>
@@ -13,38 +14,49 @@
 
 namespace {
 
-// Largest |gpu - cpu| relative to |cpu| + floor over all elements.
+// Largest |gpu - cpu| over all elements relative to the norm of the element's (x_a, x_b) pair in
+// the CPU result (the rotation keeps it; single elements may cancel to near 0) plus a floor.
 double worst_relative(const at::Tensor& gpu, const at::Tensor& cpu, double floor) {
   auto ref = cpu.to(at::kDouble);
-  return ((gpu.cpu().to(at::kDouble) - ref).abs() / (ref.abs() + floor)).max().item<double>();
+  const int64_t half = ref.size(-1) / 2;
+  auto pair = (ref.narrow(-1, 0, half).square() + ref.narrow(-1, half, half).square()).sqrt();
+  return ((gpu.cpu().to(at::kDouble) - ref).abs() / (at::cat({pair, pair}, -1) + floor)).max().item<double>();
 }
 
-// y = rope(x) and dL/dx for L = sum(y * g), with x [B, T, H, d_h] seen as [B, H, T, d_h] (strided)
-// or made contiguous first.
+enum class Layout { strided, contiguous, offset };  // a [B, T, H, d] view, a copy, a narrowed view
+enum class Grad { random, ones };                   // backward of sum(y g), or of sum(y): a stride-0 grad
+
+// y = rope(x) and dL/dx, with x [B, T, H, d_h] seen as [B, H, T, d_h] in the given layout.
 std::pair<at::Tensor, at::Tensor> run(const ember::Rope& rope, const at::Tensor& x_bthd, const at::Tensor& g,
-                                      bool strided, int64_t offset) {
+                                      Layout layout, Grad grad, int64_t offset) {
   auto x = x_bthd.detach().clone().requires_grad_(true);
   auto view = x.transpose(1, 2);
-  auto y = rope.apply(strided ? view : view.contiguous(), offset);
-  (y * g.to(y.device(), y.scalar_type())).sum().backward();
+  if (layout == Layout::contiguous) view = view.contiguous();
+  if (layout == Layout::offset) view = view.narrow(2, 3, 150);  // a storage offset, as Titans' narrow
+  auto y = rope.apply(view, offset);
+  auto loss = grad == Grad::ones ? y.sum() : (y * g.narrow(2, 0, y.size(2)).to(y.device(), y.scalar_type())).sum();
+  loss.backward();
   return {y.detach(), x.grad()};
 }
 
-bool matches(at::ScalarType dtype, bool strided) {
+bool matches(at::ScalarType dtype, Layout layout, Grad grad) {
   torch::manual_seed(1);
   const int64_t offset = 5;
   ember::Rope rope(64, 256, 10000.0);
   auto x = at::randn({3, 200, 4, 64}, at::kDouble).to(dtype), g = at::randn({3, 4, 200, 64}, at::kDouble).to(dtype);
-  auto [y_cpu, gx_cpu] = run(rope, x, g, strided, offset);
-  auto [y_gpu, gx_gpu] = run(rope, x.cuda(), g.cuda(), strided, offset);
-  // fp64 and fp32: the same arithmetic up to FMA contraction; bf16: the CPU rotates in fp32 and
-  // keeps fp32, the GPU rounds that to bf16 once (half an ulp, 2^-9, plus a tie flipped by FMA).
-  const double tol = dtype == at::kDouble ? 1e-12 : dtype == at::kFloat ? 1e-5 : 1.0 / 128;
-  const double floor = dtype == at::kBFloat16 ? 1e-2 : 1e-6;
-  const double e_y = worst_relative(y_gpu, y_cpu, floor), e_g = worst_relative(gx_gpu, gx_cpu, floor);
+  auto [y_cpu, gx_cpu] = run(rope, x, g, layout, grad, offset);
+  auto [y_gpu, gx_gpu] = run(rope, x.cuda(), g.cuda(), layout, grad, offset);
+  // fp64 and fp32: the same arithmetic up to FMA contraction; bf16 / fp16: the CPU rotates in fp32
+  // and keeps fp32, the GPU rounds that once (2^-8 / 2^-11 of the value at most), twice as a margin.
+  const double tol = dtype == at::kDouble  ? 1e-12
+                     : dtype == at::kFloat ? 1e-5
+                     : dtype == at::kHalf  ? 1.0 / 1024
+                                           : 1.0 / 128;
+  const double e_y = worst_relative(y_gpu, y_cpu, 1e-6), e_g = worst_relative(gx_gpu, gx_cpu, 1e-6);
   const bool dtype_ok = y_gpu.scalar_type() == dtype && gx_gpu.scalar_type() == dtype;
-  std::cout << c10::toString(dtype) << (strided ? " strided" : " contiguous") << ": max rel diff y " << e_y << ", dx "
-            << e_g << (dtype_ok ? "" : ", WRONG DTYPE " + std::string(c10::toString(y_gpu.scalar_type()))) << "\n";
+  std::cout << c10::toString(dtype) << " layout " << static_cast<int>(layout) << " grad " << static_cast<int>(grad)
+            << ": max rel diff y " << e_y << ", dx " << e_g
+            << (dtype_ok ? "" : ", WRONG DTYPE " + std::string(c10::toString(y_gpu.scalar_type()))) << "\n";
   return e_y < tol && e_g < tol && dtype_ok;
 }
 
@@ -76,9 +88,14 @@ int main() {
     std::cout << "FAIL: a CUDA device but no CUDA kernels in this build (configure with a CUDA LibTorch and nvcc)\n";
     return 1;
   }
+  if (!ember::rope::cuda_kernel_runs_on(at::Device(at::kCUDA, 0))) {
+    std::cout << "FAIL: the RoPE kernel has no image for this GPU (see TORCH_CUDA_ARCH_LIST)\n";
+    return 1;
+  }
   bool ok = true;
-  for (auto dtype : {at::kDouble, at::kFloat, at::kBFloat16})
-    for (bool strided : {true, false}) ok = matches(dtype, strided) && ok;
+  for (auto dtype : {at::kDouble, at::kFloat, at::kBFloat16, at::kHalf})
+    for (auto layout : {Layout::strided, Layout::contiguous, Layout::offset})
+      for (auto grad : {Grad::random, Grad::ones}) ok = matches(dtype, layout, grad) && ok;
   ok = refuses_bad_tables() && ok;
   std::cout << (ok ? "MATCH" : "MISMATCH") << "\n";
   return ok ? 0 : 1;

@@ -99,7 +99,7 @@ for m in ("attention", "short_conv"):
     assert t["items"] == 2 and t["task"] == "choice", t
     assert abs(float(rows[m]["digits acc"]) - t["accuracy"]) < 1e-9 and abs(float(rows[m]["digits acc_norm"]) - t["accuracy_norm"]) < 1e-9
 PY
-want_threads=$(($(nproc) / 2)); [ "$want_threads" -ge 1 ] || want_threads=1  # the cores split between 2 members
+want_threads=$("$PY" -c 'import os; print(max(1, len(os.sched_getaffinity(0)) // 2))')  # the cores split in 2
 grep -Eq "^ +threads: $want_threads\$" sw2/attention/config.yaml \
   || { grep threads sw2/attention/config.yaml; fail "parallel members did not get $want_threads threads each"; }
 # A Slurm array with one task per member.
