@@ -5,16 +5,14 @@
 #include <iostream>
 
 #include "ember/train/device_memory.h"
+#include "tests/gpu/gpu_precondition.h"
 
 int main() {
   if (ember::device_peak_memory(at::kCPU).has_value()) {
     std::cout << "FAIL: the CPU reported a device peak\n";
     return 1;
   }
-  if (!torch::cuda::is_available()) {
-    std::cout << "gpu.device_memory: skipped: no CUDA device\n";
-    return 77;
-  }
+  if (const int rc = gpu_precondition("gpu.device_memory")) return rc;
   const at::Device gpu(at::kCUDA, 0);
   constexpr int64_t bytes = int64_t{256} << 20;
   if (ember::device_peak_memory(gpu).has_value()) {  // CUDA's allocator starts with the first tensor

@@ -10,6 +10,7 @@
 #include "ember/util/error.h"
 #include "kernels/lev_spline.h"
 #include "kernels/lev_spline_cuda.h"
+#include "tests/gpu/gpu_precondition.h"
 
 namespace {
 
@@ -61,14 +62,9 @@ bool refuses_bad_shapes() {
 }  // namespace
 
 int main() {
-  if (!torch::cuda::is_available()) {
-    std::cout << "gpu.lev_kernels: skipped: no CUDA device\n";
-    return 77;
-  }
-  if (!ember::lev::cuda_kernels_compiled()) {
-    std::cout << "FAIL: a CUDA device but no CUDA kernels in this build (configure with a CUDA LibTorch and nvcc)\n";
-    return 1;
-  }
+  if (const int rc = gpu_precondition("gpu.lev_kernels", ember::lev::cuda_kernels_compiled(),
+                                      "no CUDA kernels in this build (configure with a CUDA LibTorch and nvcc)"))
+    return rc;
   bool ok = true;
   for (Shape shape : {Shape{512, 8, 128, 16, 64}, Shape{1001, 3, 5, 7, 40}, Shape{97, 2, 3, 20, 320}})
     for (auto dtype : {at::kDouble, at::kFloat})

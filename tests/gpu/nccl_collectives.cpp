@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "ember/dist/communicator.h"
+#include "tests/gpu/gpu_precondition.h"
 
 namespace {
 
@@ -51,10 +52,7 @@ bool run_rank(int rank, int world, int port) {
 }  // namespace
 
 int main() {
-  if (!torch::cuda::is_available()) {
-    std::cout << "gpu.nccl_collectives: skipped: no CUDA device\n";
-    return 77;
-  }
+  if (const int rc = gpu_precondition("gpu.nccl_collectives")) return rc;
   const int world = torch::cuda::device_count() >= 2 ? 2 : 1;
   const int port = 20000 + static_cast<int>(getpid() % 20000);
   std::atomic<bool> ok{true};

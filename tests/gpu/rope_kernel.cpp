@@ -11,6 +11,7 @@
 #include "ember/model/rope.h"
 #include "ember/util/error.h"
 #include "kernels/rope_cuda.h"
+#include "tests/gpu/gpu_precondition.h"
 
 namespace {
 
@@ -80,14 +81,9 @@ bool refuses_bad_tables() {
 }  // namespace
 
 int main() {
-  if (!torch::cuda::is_available()) {
-    std::cout << "gpu.rope_kernel: skipped: no CUDA device\n";
-    return 77;
-  }
-  if (!ember::rope::cuda_kernel_compiled()) {
-    std::cout << "FAIL: a CUDA device but no CUDA kernels in this build (configure with a CUDA LibTorch and nvcc)\n";
-    return 1;
-  }
+  if (const int rc = gpu_precondition("gpu.rope_kernel", ember::rope::cuda_kernel_compiled(),
+                                      "no CUDA kernels in this build (configure with a CUDA LibTorch and nvcc)"))
+    return rc;
   if (!ember::rope::cuda_kernel_runs_on(at::Device(at::kCUDA, 0))) {
     std::cout << "FAIL: the RoPE kernel has no image for this GPU (see TORCH_CUDA_ARCH_LIST)\n";
     return 1;

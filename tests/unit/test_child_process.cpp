@@ -6,28 +6,18 @@
 #include <chrono>
 #include <csignal>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "ember/experiment/child_process.h"
 #include "ember/util/error.h"
+#include "ember/util/files.h"
 
 namespace fs = std::filesystem;
-
-namespace {
-std::string read_all(const fs::path& p) {
-  std::ifstream f(p);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-}  // namespace
 
 TEST(ChildProcess, ExitCodeAndOutputFile) {
   const fs::path out = fs::temp_directory_path() / "ember_child_out.txt";
   fs::remove(out);
   EXPECT_EQ(ember::run_child({"/bin/sh", "-c", "echo to-stdout; echo to-stderr >&2; exit 3"}, out.string()), 3);
-  const auto text = read_all(out);
+  const auto text = ember::read_text_file(out);
   EXPECT_NE(text.find("to-stdout"), std::string::npos) << text;
   EXPECT_NE(text.find("to-stderr"), std::string::npos) << text;
   EXPECT_THROW(ember::run_child({"/nonexistent/ember_no_such_program"}), ember::Error);
@@ -36,7 +26,7 @@ TEST(ChildProcess, ExitCodeAndOutputFile) {
 TEST(ChildProcess, ChildStartsWithTheCallersSignalMask) {
   const fs::path out = fs::temp_directory_path() / "ember_child_mask.txt";
   ASSERT_EQ(ember::run_child({"/bin/grep", "SigBlk", "/proc/self/status"}, "", out.string()), 0);
-  const auto line = read_all(out);  // "SigBlk:\t<hex mask>"
+  const auto line = ember::read_text_file(out);  // "SigBlk:\t<hex mask>"
   const auto mask = std::stoull(line.substr(line.find(':') + 1), nullptr, 16);
   EXPECT_EQ(mask & (1ull << (SIGINT - 1)), 0u) << line;
   EXPECT_EQ(mask & (1ull << (SIGTERM - 1)), 0u) << line;

@@ -4,21 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "ember/data/corpus_presets.h"
 #include "ember/util/error.h"
+#include "ember/util/files.h"
 
 namespace fs = std::filesystem;
 
 namespace {
-std::string read_all(const fs::path& p) {
-  std::ifstream f(p);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
 
 size_t paragraphs(const std::string& text) {
   size_t n = 1;
@@ -35,7 +28,8 @@ TEST(CorpusPresets, KjvIsTheSixtySixBooksWithTheirChapters) {
   ASSERT_EQ(src.inputs.size(), 66u);
   EXPECT_EQ(fs::path(src.inputs.front()).filename(), "01_Ge.txt");
   EXPECT_EQ(fs::path(src.inputs.back()).filename(), "66_Rev.txt");
-  const auto genesis = read_all(src.inputs[0]), psalms = read_all(src.inputs[18]), revelation = read_all(src.inputs[65]);
+  const auto genesis = ember::read_text_file(src.inputs[0]), psalms = ember::read_text_file(src.inputs[18]),
+             revelation = ember::read_text_file(src.inputs[65]);
   EXPECT_EQ(genesis.rfind("In the beginning God created the heaven and the earth. And the earth was without form", 0),
             0u)
       << genesis.substr(0, 120);
