@@ -4,6 +4,8 @@
 #   EMBER_VENV   venv location (default ~/.cache/ember/venv, shared by clones, outside git)
 #   EMBER_BUILD  build directory (default build/)
 #   EMBER_SKIP_BUILD=1  stop after installing dependencies
+#   EMBER_TARGETS  what to build (default: everything; scripts/demo.sh builds only `ember`)
+#   EMBER_JOBS     parallel compile jobs (default: the CPUs this process may use)
 #   EMBER_TOKENIZER_DIR  where tokenizer presets find their rank files (default ~/.cache/ember/tokenizers)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -11,7 +13,7 @@ venv="${EMBER_VENV:-$HOME/.cache/ember/venv}"
 build="${EMBER_BUILD:-$here/build}"
 
 apt_packages=(
-  cmake g++ make ccache git pkg-config python3 python3-venv python3-pip
+  cmake g++ make ninja-build ccache git pkg-config python3 python3-venv python3-pip
   libyaml-cpp-dev libfmt-dev libspdlog-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev libpcre2-dev libssl-dev libgloo-dev
   python3.11-doc linux-doc-6.1 bible-kjv bible-kjv-text debian-handbook
@@ -61,12 +63,17 @@ install_tokenizers() {
 configure_and_build() {
   local prefix; prefix="$("$venv/bin/python" -c 'import torch; print(torch.utils.cmake_prefix_path)')"
   if [ ! -f "$build/CMakeCache.txt" ]; then
-    log "cmake: configuring $build"
-    cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" \
+    log "cmake: configuring $build (Ninja)"
+    cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" \
       -DEMBER_PYTHON="$venv/bin/python"
+  elif ! grep -q '^CMAKE_GENERATOR:INTERNAL=Ninja$' "$build/CMakeCache.txt"; then
+    log "cmake: $build was configured with another generator than Ninja: adding a source file there" \
+      "recompiles the whole library (remove $build to let set-up configure it with Ninja)"
   fi
-  log "cmake: building"
-  cmake --build "$build" -j "${EMBER_JOBS:-2}"
+  local targets=()
+  for t in ${EMBER_TARGETS:-}; do targets+=(--target "$t"); done
+  log "cmake: building ${EMBER_TARGETS:-everything}"
+  cmake --build "$build" -j "${EMBER_JOBS:-$(nproc)}" "${targets[@]}"
 }
 
 install_apt

@@ -22,7 +22,7 @@ MlpEmbeddingShape factored_shape(const EmbeddingContext& c) {
 }
 
 // The registry: one row per kind. A new kind is one file pair and one row here.
-std::vector<EmbeddingKind> build_table() {
+std::vector<EmbeddingKind> build_embedding_table() {
   return {
       {.name = "tied",
        .description = "a V x D table, shared with the output head",
@@ -75,7 +75,7 @@ std::vector<EmbeddingKind> build_table() {
 }  // namespace
 
 const std::vector<EmbeddingKind>& embedding_kinds() {
-  static const std::vector<EmbeddingKind> table = build_table();
+  static const std::vector<EmbeddingKind> table = build_embedding_table();
   return table;
 }
 

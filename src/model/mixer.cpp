@@ -12,7 +12,7 @@ namespace ember {
 namespace {
 
 // The registry: one row per kind. A new mixer is one file pair and one row here (docs/extending.md).
-std::vector<MixerKind> build_table() {
+std::vector<MixerKind> build_mixer_table() {
   return {
       {.name = "attention",
        .description = "causal softmax attention with RoPE and GQA",
@@ -62,7 +62,7 @@ std::vector<MixerKind> build_table() {
 }  // namespace
 
 const std::vector<MixerKind>& mixer_kinds() {
-  static const std::vector<MixerKind> table = build_table();
+  static const std::vector<MixerKind> table = build_mixer_table();
   return table;
 }
 

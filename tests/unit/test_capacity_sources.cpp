@@ -18,7 +18,7 @@ using namespace ember;
 
 namespace {
 
-fs::path scratch(const std::string& name) { return ember::testing::scratch_dir("capacity_sources", name); }
+fs::path source_scratch(const std::string& name) { return ember::testing::scratch_dir("capacity_sources", name); }
 
 template <class F>
 void expect_error_containing(F&& f, const std::vector<std::string>& wants) {
@@ -48,7 +48,7 @@ void write_npy(const fs::path& p, const std::string& descr, const std::string& s
 
 TEST(CapacitySources, Bf16SafetensorsRoundTripFindsTheEmbedding) {
   torch::manual_seed(0);
-  auto dir = scratch("bf16");
+  auto dir = source_scratch("bf16");
   auto emb = torch::randn({300, 32}).to(torch::kBFloat16);
   save_safetensors(dir / "model.safetensors", {{"model.embed_tokens.weight", emb},
                                                {"lm_head.weight", torch::randn({300, 32})},
@@ -71,7 +71,7 @@ TEST(CapacitySources, Bf16SafetensorsRoundTripFindsTheEmbedding) {
 
 TEST(CapacitySources, ShardedIndexReadsOnlyTheShardWithTheTensor) {
   torch::manual_seed(1);
-  auto dir = scratch("sharded");
+  auto dir = source_scratch("sharded");
   auto emb = torch::randn({64, 16}, torch::kHalf);
   save_safetensors(dir / "model-00001-of-00002.safetensors", {{"transformer.h.0.w", torch::randn({4, 4})}});
   save_safetensors(dir / "model-00002-of-00002.safetensors", {{"transformer.wte.weight", emb}});
@@ -91,7 +91,7 @@ TEST(CapacitySources, ShardedIndexReadsOnlyTheShardWithTheTensor) {
 }
 
 TEST(CapacitySources, MissingTensorAndTruncatedFileAreNamed) {
-  auto dir = scratch("bad");
+  auto dir = source_scratch("bad");
   save_safetensors(dir / "w.safetensors", {{"encoder.weight", torch::randn({8, 8})}});
   expect_error_containing([&] { load_embedding_matrix(dir / "w.safetensors"); },
                           {"w.safetensors", "no input-embedding tensor", "--tensor", "encoder.weight"});
@@ -106,7 +106,7 @@ TEST(CapacitySources, MissingTensorAndTruncatedFileAreNamed) {
 }
 
 TEST(CapacitySources, OneDimensionalTensorIsRefusedWithItsName) {
-  auto dir = scratch("onedim");
+  auto dir = source_scratch("onedim");
   save_safetensors(dir / "m.safetensors", {{"model.embed_tokens.weight", torch::randn({100})}});
   CapacityOptions o;
   expect_error_containing([&] { capacity_report((dir / "m.safetensors").string(), o); },
@@ -114,7 +114,7 @@ TEST(CapacitySources, OneDimensionalTensorIsRefusedWithItsName) {
 }
 
 TEST(CapacitySources, NpyMatricesInCAndFortranOrder) {
-  auto dir = scratch("npy");
+  auto dir = source_scratch("npy");
   auto m = torch::arange(12, torch::kFloat).reshape({3, 4});
   write_npy(dir / "c.npy", "<f4", "(3, 4)", m.data_ptr(), 48);
   EXPECT_TRUE(torch::equal(load_npy(dir / "c.npy"), m));
@@ -220,7 +220,7 @@ TEST(CapacitySources, TheExaggeratedVariantUsesMuPlus3Sigma) {
 }
 
 TEST(CapacitySources, EmberFilesAreReadWithTheirOwnNames) {
-  auto dir = scratch("ember_names");
+  auto dir = source_scratch("ember_names");
   ember::save_safetensors(dir / "untied.safetensors", {{"embedding.weight", torch::randn({30, 8})},
                                                        {"head.weight", torch::randn({30, 8})},
                                                        {"final_norm.weight", torch::ones({8})}});

@@ -16,10 +16,11 @@
 #include "ember/model/lm.h"
 #include "ember/model/mixers/hope_attention.h"
 #include "ember/util/error.h"
+#include "test_helpers.h"
 
 namespace {
 
-constexpr auto kF64 = torch::kFloat64;
+constexpr auto kDouble = torch::kFloat64;
 constexpr int64_t kD = 6, kF = 5;
 
 // The SwiGLU of one sequence spelled out: (SiLU(u Wg^T) * (u Wu^T)) Wd^T.
@@ -30,7 +31,7 @@ at::Tensor mlp_of(const at::Tensor& g, const at::Tensor& up, const at::Tensor& d
 std::shared_ptr<ember::SwiGLU> level(uint64_t seed) {
   torch::manual_seed(seed);
   auto mlp = std::make_shared<ember::SwiGLU>(kD, kF, 0.5, 0.5);
-  mlp->to(kF64);
+  mlp->to(kDouble);
   return mlp;
 }
 
@@ -69,7 +70,7 @@ ember::TeachSignal rows(const at::Tensor& teach) { return {teach, {}}; }
 // matter to the level), the same for every position.
 StreamSignal tanh_lens(int64_t seed) {
   torch::manual_seed(seed);
-  auto r = torch::randn({kD, kD}, kF64);
+  auto r = torch::randn({kD, kD}, kDouble);
   return [r](const at::Tensor& stream) { return at::tanh(stream.matmul(r)); };
 }
 
@@ -85,8 +86,8 @@ TEST(CmsUpdates, InnerGradientEqualsAutograd) {
   std::vector<at::Tensor> leaves = {w.gate.detach().clone().requires_grad_(true),
                                     w.up.detach().clone().requires_grad_(true),
                                     w.down.detach().clone().requires_grad_(true)};
-  auto u = torch::randn({2, 7, kD}, kF64), teach = torch::randn({2, 7, kD}, kF64);
-  at::Tensor inner = at::zeros({}, kF64);
+  auto u = torch::randn({2, 7, kD}, kDouble), teach = torch::randn({2, 7, kD}, kDouble);
+  at::Tensor inner = at::zeros({}, kDouble);
   for (int64_t b = 0; b < 2; ++b)
     inner = inner + (teach[b] * mlp_of(leaves[0][b], leaves[1][b], leaves[2][b], u[b])).sum();
   auto expected = torch::autograd::grad({inner}, leaves);
@@ -99,7 +100,7 @@ TEST(CmsUpdates, InnerGradientEqualsAutograd) {
 TEST(CmsUpdates, ChunkedLevelEqualsTheTokenByTokenOracle) {
   auto mlp = level(2);
   for (int64_t length : {13, 37}) {
-    auto u = torch::randn({2, length, kD}, kF64), teach = torch::randn({2, length, kD}, kF64);
+    auto u = torch::randn({2, length, kD}, kDouble), teach = torch::randn({2, length, kD}, kDouble);
     for (int64_t chunk : {1, 2, 4, 16}) {
       torch::NoGradGuard no_grad;
       auto got = ember::fast_swiglu_forward(*mlp, u, u, rows(teach), {chunk, 0.05, false});
@@ -120,7 +121,7 @@ TEST(CmsUpdates, LensLevelEqualsTheTokenByTokenOracle) {
   auto mlp = level(6);
   const auto f = tanh_lens(7);
   for (int64_t chunk : {1, 3, 4, 16}) {
-    auto u = torch::randn({2, 19, kD}, kF64), x = torch::randn({2, 19, kD}, kF64);
+    auto u = torch::randn({2, 19, kD}, kDouble), x = torch::randn({2, 19, kD}, kDouble);
     torch::NoGradGuard no_grad;
     const ember::LevelUpdate rule{chunk, 0.05, false, ember::TeachSource::lens};
     auto got = ember::fast_swiglu_forward(*mlp, u, x, lens_signal(f), rule);
@@ -132,8 +133,8 @@ TEST(CmsUpdates, LensLevelEqualsTheTokenByTokenOracle) {
 
 TEST(CmsUpdates, DecodingInPiecesEqualsTheChunkedLevel) {
   auto mlp = level(3);
-  auto u = torch::randn({2, 23, kD}, kF64), teach = torch::randn({2, 23, kD}, kF64);
-  auto x = torch::randn({2, 23, kD}, kF64);
+  auto u = torch::randn({2, 23, kD}, kDouble), teach = torch::randn({2, 23, kD}, kDouble);
+  auto x = torch::randn({2, 23, kD}, kDouble);
   torch::NoGradGuard no_grad;
   for (auto source : {ember::TeachSource::two_pass, ember::TeachSource::lens}) {
     const ember::LevelUpdate rule{4, 0.05, false, source};
@@ -156,8 +157,8 @@ TEST(CmsUpdates, DecodingInPiecesEqualsTheChunkedLevel) {
 
 TEST(CmsUpdates, OuterGradientsFlowThroughTheUpdatesOnlyWhenAsked) {
   auto mlp = level(4);
-  auto u = torch::randn({1, 9, kD}, kF64).requires_grad_(true);
-  auto teach = torch::randn({1, 9, kD}, kF64), probe = torch::randn({1, 9, kD}, kF64);
+  auto u = torch::randn({1, 9, kD}, kDouble).requires_grad_(true);
+  auto teach = torch::randn({1, 9, kD}, kDouble), probe = torch::randn({1, 9, kD}, kDouble);
   const ember::LevelUpdate meta{3, 0.1, true}, stop{3, 0.1, false};
   auto loss = [&](const ember::LevelUpdate& r) {
     return (probe * ember::fast_swiglu_forward(*mlp, u, u, rows(teach), r)).sum();
@@ -178,7 +179,7 @@ TEST(CmsUpdates, OuterGradientsFlowThroughTheUpdatesOnlyWhenAsked) {
       steps[c] = at::cat({(w.gate - w0.gate).flatten(), (w.up - w0.up).flatten(), (w.down - w0.down).flatten()});
     }
   }
-  at::Tensor reference = at::zeros({}, kF64);
+  at::Tensor reference = at::zeros({}, kDouble);
   for (int c = 0; c < 3; ++c) {
     auto w = ember::SwiGLUWeights::of(*mlp, 1);
     if (c > 0) {
@@ -216,11 +217,10 @@ ember::ModelConfig hope_model(std::vector<double> chunks, double lr = 0.05,
 std::shared_ptr<ember::LanguageModel> built(const ember::ModelConfig& c, uint64_t seed = 5) {
   torch::manual_seed(seed);
   auto m = std::make_shared<ember::LanguageModel>(c);
-  m->to(kF64);
+  m->to(kDouble);
   return m;
 }
 
-double max_diff(const at::Tensor& a, const at::Tensor& b) { return (a - b).abs().max().item<double>(); }
 
 }  // namespace
 
@@ -239,13 +239,13 @@ TEST(CmsUpdates, NoUpdateIsReadBeforeTheFirstBoundaryAndLrZeroIsStatic) {
     ASSERT_TRUE(learning->learns_in_context());
     torch::NoGradGuard no_grad;
     auto ours = learning->forward(ids), h0 = plain->forward(ids);
-    EXPECT_LT(max_diff(frozen->forward(ids), h0), 1e-12);
-    EXPECT_LT(max_diff(ours.narrow(1, 0, 3), h0.narrow(1, 0, 3)), 1e-12);  // chunk 0 reads theta_0
-    EXPECT_GT(max_diff(ours.narrow(1, 3, 10), h0.narrow(1, 3, 10)), 1e-4);
+    EXPECT_LT(ember::testing::max_abs_diff(frozen->forward(ids), h0), 1e-12);
+    EXPECT_LT(ember::testing::max_abs_diff(ours.narrow(1, 0, 3), h0.narrow(1, 0, 3)), 1e-12);  // chunk 0 reads theta_0
+    EXPECT_GT(ember::testing::max_abs_diff(ours.narrow(1, 3, 10), h0.narrow(1, 3, 10)), 1e-4);
     outputs.push_back(ours);
   }
   torch::NoGradGuard no_grad;
-  EXPECT_GT(max_diff(outputs[0], outputs[1]), 1e-4);  // the two signals are different rules
+  EXPECT_GT(ember::testing::max_abs_diff(outputs[0], outputs[1]), 1e-4);  // the two signals are different rules
 }
 
 TEST(CmsUpdates, CausalWithTheNextTokenTeachSignal) {
@@ -259,10 +259,10 @@ TEST(CmsUpdates, CausalWithTheNextTokenTeachSignal) {
       changed[0][j] = (changed[0][j].item<int64_t>() + 7) % 40;
       // token j is the target of position j - 1: its teach signal changes, its logits must not
       auto teach = model->teach_signal(ids), teach_changed = model->teach_signal(changed);
-      EXPECT_GT(max_diff(teach.narrow(1, j - 1, 1), teach_changed.narrow(1, j - 1, 1)), 0.0);
+      EXPECT_GT(ember::testing::max_abs_diff(teach.narrow(1, j - 1, 1), teach_changed.narrow(1, j - 1, 1)), 0.0);
       auto out = model->forward(changed);
       EXPECT_TRUE(torch::equal(out.narrow(1, 0, j), base.narrow(1, 0, j))) << "token " << j;
-      EXPECT_GT(max_diff(out.narrow(1, j, 1), base.narrow(1, j, 1)), 0.0);
+      EXPECT_GT(ember::testing::max_abs_diff(out.narrow(1, j, 1), base.narrow(1, j, 1)), 0.0);
     }
   }
 }
@@ -278,8 +278,8 @@ TEST(CmsUpdates, EachSequenceLearnsAloneAndTheForwardLeavesParametersAlone) {
     size_t i = 0;
     for (const auto& p : model->parameters()) EXPECT_TRUE(torch::equal(p.detach(), before[i++]));
     torch::NoGradGuard no_grad;
-    EXPECT_LT(max_diff(both[0], model->forward(ids.narrow(0, 0, 1))[0]), 1e-12);
-    EXPECT_LT(max_diff(both[1], model->forward(ids.narrow(0, 1, 1))[0]), 1e-12);
+    EXPECT_LT(ember::testing::max_abs_diff(both[0], model->forward(ids.narrow(0, 0, 1))[0]), 1e-12);
+    EXPECT_LT(ember::testing::max_abs_diff(both[1], model->forward(ids.narrow(0, 1, 1))[0]), 1e-12);
   }
 }
 
@@ -297,7 +297,7 @@ TEST(CmsUpdates, DecodingTokenByTokenOrInPiecesEqualsTheForward) {
         std::vector<at::Tensor> parts;
         int64_t start = 0;
         for (int64_t n : pieces) parts.push_back(model->decode(ids.narrow(1, start, n), state)), start += n;
-        EXPECT_LT(max_diff(at::cat(parts, 1), full), 1e-10) << "signal " << static_cast<int>(signal) << ", first chunk "
+        EXPECT_LT(ember::testing::max_abs_diff(at::cat(parts, 1), full), 1e-10) << "signal " << static_cast<int>(signal) << ", first chunk "
                                                             << chunks[0] << ", " << pieces.size() << " pieces";
       }
     }
@@ -316,7 +316,7 @@ TEST(CmsUpdates, Bf16AutocastErrorIsOfTheOrderOfTheStaticModels) {
     torch::NoGradGuard no_grad;
     auto exact = wide->forward(ids);
     ember::AutocastScope bf16(at::kCPU, true);
-    return max_diff(narrow.forward(ids).to(kF64), exact) / exact.abs().max().item<double>();
+    return ember::testing::max_abs_diff(narrow.forward(ids).to(kDouble), exact) / exact.abs().max().item<double>();
   };
   auto learning = hope_model({2, 3, 0}), plain = learning;
   plain.mixer.get<ember::HopeAttentionConfig>().update = ember::CmsUpdate::static_levels;

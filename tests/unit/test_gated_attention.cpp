@@ -8,6 +8,7 @@
 #include "ember/model/mixers/attention.h"
 #include "ember/model/rope.h"
 #include "ember/util/error.h"
+#include "test_helpers.h"
 
 using ember::Attention;
 using ember::ModelConfig;
@@ -26,12 +27,6 @@ ModelConfig gated_config(ember::Gate gate) {
 // Layer 0's mixer as the registry builds it.
 std::shared_ptr<Attention> attention_of(const ModelConfig& c) {
   return std::dynamic_pointer_cast<Attention>(ember::make_mixer(ember::mixer_context(c, 0)));
-}
-
-int64_t count(const torch::nn::Module& m) {
-  int64_t n = 0;
-  for (const auto& p : m.parameters()) n += p.numel();
-  return n;
 }
 
 }  // namespace
@@ -115,12 +110,12 @@ TEST(GatedAttention, GateIsAboutOneHalfAtInitialisation) {
 
 TEST(GatedAttention, ParameterCountAddsDTimesHTimesDhOrDTimesH) {
   ModelConfig plain = gated_config(ember::Gate::none);
-  const int64_t base = count(ember::LanguageModel(plain));
+  const int64_t base = ember::testing::parameter_count(ember::LanguageModel(plain));
   plain.mixer.kind = "attention";
-  EXPECT_EQ(count(ember::LanguageModel(plain)), base);  // gate none is plain attention
-  EXPECT_EQ(count(ember::LanguageModel(gated_config(ember::Gate::elementwise))),
+  EXPECT_EQ(ember::testing::parameter_count(ember::LanguageModel(plain)), base);  // gate none is plain attention
+  EXPECT_EQ(ember::testing::parameter_count(ember::LanguageModel(gated_config(ember::Gate::elementwise))),
             base + 2 * 32 * 4 * 8);  // + d H d_h per layer
-  EXPECT_EQ(count(ember::LanguageModel(gated_config(ember::Gate::headwise))), base + 2 * 32 * 4);  // + d H per layer
+  EXPECT_EQ(ember::testing::parameter_count(ember::LanguageModel(gated_config(ember::Gate::headwise))), base + 2 * 32 * 4);  // + d H per layer
 }
 
 TEST(GatedAttention, LanguageModelTrainsAStepAndCountsTheGateFlops) {

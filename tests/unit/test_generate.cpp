@@ -14,7 +14,7 @@
 
 namespace {
 
-ember::ModelConfig small() {
+ember::ModelConfig generate_model() {
   ember::ModelConfig c;
   c.vocab_size = 30, c.d_model = 32, c.n_layers = 2, c.n_heads = 4, c.max_seq_len = 16, c.mlp.d_ff = 48;
   return c;
@@ -53,7 +53,7 @@ std::vector<uint32_t> greedy_checked(ember::LanguageModel& m, int64_t n, ember::
 
 TEST(Generate, GreedyIsTheArgmaxOfTheFullForwardAtEveryStep) {
   torch::manual_seed(1);
-  ember::LanguageModel m(small());
+  ember::LanguageModel m(generate_model());
   m.to(torch::kDouble);
   ember::SamplingOptions o;
   const auto out = greedy_checked(m, 8, o);
@@ -65,7 +65,7 @@ TEST(Generate, GreedyIsTheArgmaxOfTheFullForwardAtEveryStep) {
 // the generated tokens cross, with their teach signals, as the forward over the whole sequence does.
 TEST(Generate, GreedyWithLevelsLearningInContextIsTheArgmaxOfTheForward) {
   for (auto signal : {ember::TeachSource::two_pass, ember::TeachSource::lens}) {
-    auto c = small();
+    auto c = generate_model();
     c.init_std = 0.2;  // a teach signal large enough for the steps to matter
     c.mixer.kind = "hope_attention";
     auto& h = c.mixer.get<ember::HopeAttentionConfig>();
@@ -110,7 +110,7 @@ TEST(Generate, SamplingFollowsTheTemperatureAndTheSeed) {
 
 TEST(Generate, TheStopTokenAndTheLongestSequenceEndAContinuation) {
   torch::manual_seed(2);
-  ember::LanguageModel m(small());
+  ember::LanguageModel m(generate_model());
   ember::SamplingOptions o;
   o.temperature = 0, o.max_tokens = 10;
   const auto free_run = ember::generate(m, {1, 2}, o);

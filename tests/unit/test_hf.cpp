@@ -16,25 +16,17 @@
 #include "ember/util/error.h"
 #include "ember/util/files.h"
 #include "scratch.h"
+#include "test_helpers.h"
 
 namespace {
 
 using ember::CheckpointError;
 
-ember::ModelConfig tiny() {
+ember::ModelConfig hf_model() {
   ember::ModelConfig c;
   c.vocab_size = 40, c.d_model = 16, c.n_layers = 3, c.n_heads = 4, c.n_kv_heads = 2, c.max_seq_len = 32;
   c.mlp.d_ff = 48;
   return c;
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const ember::Error& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 nlohmann::json llama_json() {
@@ -92,7 +84,7 @@ TEST(HfLlama, TensorNames) {
   EXPECT_EQ(ember::hf_tensor_name("layers.12.mixer.wk"), "model.layers.12.self_attn.k_proj.weight");
   EXPECT_EQ(ember::hf_tensor_name("layers.0.mlp_norm.weight"), "model.layers.0.post_attention_layernorm.weight");
   EXPECT_EQ(ember::hf_tensor_name("layers.3.mlp.w_down"), "model.layers.3.mlp.down_proj.weight");
-  EXPECT_NE(error_of([] { ember::hf_tensor_name("layers.0.mixer.w1"); }).find("'layers.0.mixer.w1'"),
+  EXPECT_NE(ember::testing::error_message([] { ember::hf_tensor_name("layers.0.mixer.w1"); }).find("'layers.0.mixer.w1'"),
             std::string::npos);
 }
 
@@ -133,7 +125,7 @@ TEST(HfLlama, Llama32ConfigLoadsItsRopeScaling) {
   EXPECT_EQ(m.embedding.kind, "tied");
   auto broken = c;
   broken["rope_scaling"].erase("low_freq_factor");
-  EXPECT_NE(error_of([&] { ember::model_config_from_hf(broken, "config.json"); }).find("no 'low_freq_factor'"),
+  EXPECT_NE(ember::testing::error_message([&] { ember::model_config_from_hf(broken, "config.json"); }).find("no 'low_freq_factor'"),
             std::string::npos);
 }
 
@@ -141,7 +133,7 @@ TEST(HfLlama, RefusesWhatEmberWouldLoadWrongly) {
   const auto refused = [](const std::function<void(nlohmann::json&)>& edit) {
     auto c = llama_json();
     edit(c);
-    return error_of([&] { ember::model_config_from_hf(c, "c.json"); });
+    return ember::testing::error_message([&] { ember::model_config_from_hf(c, "c.json"); });
   };
   EXPECT_NE(refused([](auto& c) { c["model_type"] = "mistral"; }).find("model_type 'mistral'"), std::string::npos);
   EXPECT_NE(refused([](auto& c) {
@@ -163,7 +155,7 @@ TEST(HfLlama, RefusesWhatEmberWouldLoadWrongly) {
 }
 
 TEST(HfLlama, ConfigRoundTripKeepsTaperAndGate) {
-  auto cfg = tiny();
+  auto cfg = hf_model();
   cfg.mixer.kind = "gated_attention";
   cfg.mixer.get<ember::GatedAttentionConfig>().gate = ember::Gate::headwise;
   cfg.mlp.taper.schedule = ember::TaperSchedule::linear;
@@ -179,13 +171,13 @@ TEST(HfLlama, ConfigRoundTripKeepsTaperAndGate) {
   EXPECT_EQ(ember::model_hash(back), ember::model_hash(cfg));
   auto edited = j;  // Llama's keys and ember's section must agree
   edited["hidden_size"] = 32;
-  EXPECT_NE(error_of([&] { ember::model_config_from_hf(edited, "c.json"); }).find("'hidden_size' = 32 disagrees"),
+  EXPECT_NE(ember::testing::error_message([&] { ember::model_config_from_hf(edited, "c.json"); }).find("'hidden_size' = 32 disagrees"),
             std::string::npos);
 }
 
 TEST(HfLlama, ParametersThroughHfNamesAreBitIdentical) {
   torch::manual_seed(3);
-  auto cfg = tiny();
+  auto cfg = hf_model();
   cfg.embedding.kind = "untied";
   ember::LanguageModel a(cfg), b(cfg);
   const auto arch = ember::hf_architecture(a);
@@ -197,7 +189,7 @@ TEST(HfLlama, ParametersThroughHfNamesAreBitIdentical) {
 
 TEST(HfLlama, GeneratedTablesAndScaledHeadsExportAsTheirValues) {
   torch::manual_seed(4);
-  auto cfg = tiny();
+  auto cfg = hf_model();
   cfg.embedding.kind = "albert";
   cfg.embedding.output_scale = 0.5;
   ember::LanguageModel model(cfg);
@@ -212,31 +204,31 @@ TEST(HfLlama, GeneratedTablesAndScaledHeadsExportAsTheirValues) {
 
 TEST(HfLlama, RefusesMixersWithoutACounterpart) {
   for (const std::string kind : {"titans", "short_conv", "hope_attention"}) {
-    auto cfg = tiny();
+    auto cfg = hf_model();
     cfg.mixer.kind = kind;
     ember::LanguageModel model(cfg);
-    EXPECT_NE(error_of([&] { ember::hf_architecture(model); }).find("no transformers counterpart"), std::string::npos)
+    EXPECT_NE(ember::testing::error_message([&] { ember::hf_architecture(model); }).find("no transformers counterpart"), std::string::npos)
         << kind;
   }
 }
 
 TEST(HfLlama, LoadNamesTheBadTensor) {
-  auto cfg = tiny();
+  auto cfg = hf_model();
   ember::LanguageModel model(cfg);
   const auto good = ember::hf_tensors(model, ember::hf_architecture(model), at::kFloat);
   auto missing = good;
   missing.erase("model.layers.1.self_attn.v_proj.weight");
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(ember::testing::error_message([&] {
               ember::load_hf_tensors(model, missing, "d");
             }).find("'model.layers.1.self_attn.v_proj.weight' is missing"),
             std::string::npos);
   auto wrong = good;
   wrong["model.norm.weight"] = torch::ones({17});
-  EXPECT_NE(error_of([&] { ember::load_hf_tensors(model, wrong, "d"); }).find("has shape 17, the config needs 16"),
+  EXPECT_NE(ember::testing::error_message([&] { ember::load_hf_tensors(model, wrong, "d"); }).find("has shape 17, the config needs 16"),
             std::string::npos);
   auto extra = good;
   extra["model.layers.0.self_attn.q_proj.bias"] = torch::zeros({16});
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(ember::testing::error_message([&] {
               ember::load_hf_tensors(model, extra, "d");
             }).find("unexpected tensor 'model.layers.0.self_attn.q_proj.bias'"),
             std::string::npos);
@@ -261,11 +253,11 @@ TEST(HfFiles, ShardsAndIndexRoundTrip) {
     for (const auto& [name, t] : tensors) EXPECT_TRUE(torch::equal(back.at(name), t)) << name;
   }
   std::filesystem::remove(dir / "many" / "model-00002-of-00003.safetensors");
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(ember::testing::error_message([&] {
               ember::read_hf_weights(dir / "many");
             }).find("'model-00002-of-00003.safetensors', which is missing"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { ember::read_hf_weights(dir); }).find("no model.safetensors"), std::string::npos);
+  EXPECT_NE(ember::testing::error_message([&] { ember::read_hf_weights(dir); }).find("no model.safetensors"), std::string::npos);
 }
 
 TEST(HfFiles, ByteSizes) {
@@ -273,9 +265,9 @@ TEST(HfFiles, ByteSizes) {
   EXPECT_EQ(ember::parse_byte_size("200mb", "f"), 200'000'000);
   EXPECT_EQ(ember::parse_byte_size("1.5KiB", "f"), 1536);
   EXPECT_EQ(ember::parse_byte_size("4096", "f"), 4096);
-  EXPECT_NE(error_of([] { ember::parse_byte_size("lots", "--max-shard-size"); }).find("--max-shard-size: 'lots'"),
+  EXPECT_NE(ember::testing::error_message([] { ember::parse_byte_size("lots", "--max-shard-size"); }).find("--max-shard-size: 'lots'"),
             std::string::npos);
-  EXPECT_NE(error_of([] { ember::parse_byte_size("5XB", "f"); }), "(no error)");
+  EXPECT_NE(ember::testing::error_message([] { ember::parse_byte_size("5XB", "f"); }), "(no error)");
 }
 
 TEST(StagedDirectory, PublishesWholeOrLeavesNothing) {
@@ -291,7 +283,7 @@ TEST(StagedDirectory, PublishesWholeOrLeavesNothing) {
   ember::testing::write_text(out.path(), "x.txt", "x");
   out.publish();
   EXPECT_TRUE(std::filesystem::exists(dir / "b" / "x.txt"));
-  EXPECT_NE(error_of([&] { ember::StagedDirectory again(dir / "b", "export hf"); }).find("export hf: '"),
+  EXPECT_NE(ember::testing::error_message([&] { ember::StagedDirectory again(dir / "b", "export hf"); }).find("export hf: '"),
             std::string::npos);
   ember::StagedDirectory slash((dir / "c").string() + "/", "test");  // a trailing slash names c
   slash.publish();

@@ -12,6 +12,7 @@
 #include "ember/util/error.h"
 #include "kernels/lev_spline.h"
 #include "kernels/lev_spline_math.h"
+#include "test_helpers.h"
 
 using ember::LevConfig;
 
@@ -21,12 +22,6 @@ LevConfig small_lev() {
   LevConfig c;
   c.k = 2, c.d_seed = 6, c.heads = 2, c.knots = 5, c.rank = 3;
   return c;
-}
-
-int64_t count(const torch::nn::Module& m) {
-  int64_t n = 0;
-  for (const auto& p : m.parameters()) n += p.numel();
-  return n;
 }
 
 // u in [0, 1] and S around 1, as after initialisation.
@@ -49,12 +44,12 @@ TEST(Lev, ParameterCountMatchesTheClosedForm) {
   EXPECT_EQ(ember::lev_parameter_count(200376, 2048, defaults), 2252928);  // the spec's 2.253M
   ember::MetaInitScope meta;
   ember::LevEmbedding big(200376, 2048, defaults);
-  EXPECT_EQ(count(big), 2252928);
+  EXPECT_EQ(ember::testing::parameter_count(big), 2252928);
   auto c = small_lev();
   c.learnable_knot_scale = true;
   c.impl = ember::LevImpl::reference;
   ember::LevEmbedding with_scale(100, 16, c);
-  EXPECT_EQ(count(with_scale), ember::lev_parameter_count(100, 16, c));
+  EXPECT_EQ(ember::testing::parameter_count(with_scale), ember::lev_parameter_count(100, 16, c));
 }
 
 TEST(Lev, BasisValuesAtKnotsAndMidpointsAndPartitionOfUnity) {
@@ -331,7 +326,7 @@ TEST(Lev, BaselinesMatchTheLevInputSideWithin2Percent) {
       ++sized;
       c.embedding.kind = kind;
       auto e = ember::make_embedding(c);
-      EXPECT_NEAR(count(*e) / target, 1.0, 0.02) << kind << " V=" << V << " D=" << D;
+      EXPECT_NEAR(ember::testing::parameter_count(*e) / target, 1.0, 0.02) << kind << " V=" << V << " D=" << D;
       EXPECT_FALSE(e->tied_table().defined());
     }
     EXPECT_EQ(sized, 4) << "albert, flat_mlp, factored_mlp and lev are sized to P_LEV";

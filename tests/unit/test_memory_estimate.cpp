@@ -8,7 +8,7 @@
 
 namespace {
 
-ember::ModelConfig small() {
+ember::ModelConfig estimate_model() {
   ember::ModelConfig c;
   c.vocab_size = 1000, c.d_model = 64, c.n_layers = 3, c.n_heads = 4, c.max_seq_len = 128, c.mlp.d_ff = 160;
   return c;
@@ -17,7 +17,7 @@ ember::ModelConfig small() {
 }  // namespace
 
 TEST(MemoryEstimate, MatchesTheClosedFormOfWhatEachPartKeeps) {
-  const auto c = small();
+  const auto c = estimate_model();
   const double d = 64, f = 160, H = 4, L = 3, V = 1000, P = 1000 * 64 + L * (4 * d * d + 3 * d * f + 2 * d) + d;
   ember::MemoryOptions o;
   o.micro_batch = 2, o.seq_len = 100;
@@ -53,7 +53,7 @@ TEST(MemoryEstimate, MatchesTheClosedFormOfWhatEachPartKeeps) {
 }
 
 TEST(MemoryEstimate, GatedAttentionKeepsItsGateAndTheUngatedOutput) {
-  auto c = small();
+  auto c = estimate_model();
   ember::MemoryOptions o;
   o.micro_batch = 1, o.seq_len = 10;
   const double plain = ember::estimate_training_memory(c, o).activations_per_block_token;

@@ -21,7 +21,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path scratch(const std::string& name) { return ember::testing::scratch_dir("prepare_text", name); }
+fs::path text_scratch(const std::string& name) { return ember::testing::scratch_dir("prepare_text", name); }
 
 // A small trained tokenizer (so the test needs no published rank files).
 std::string small_tokenizer(const fs::path& dir) {
@@ -46,7 +46,7 @@ std::vector<uint32_t> all_tokens(const fs::path& dir, const std::string& split) 
 }  // namespace
 
 TEST(PrepareText, JsonlAndTextRoundTrip) {
-  const fs::path d = scratch("roundtrip");
+  const fs::path d = text_scratch("roundtrip");
   ember::TextPrepareOptions opt;
   opt.tokenizer = small_tokenizer(d);
   std::ofstream(d / "docs.jsonl") << "{\"text\": \"the fox\"}\n\n{\"text\": \"lazy dog\", \"id\": 2}\n";
@@ -97,7 +97,7 @@ TEST(PrepareText, JsonlAndTextRoundTrip) {
 }
 
 TEST(PrepareText, BadJsonlNamesFileAndLine) {
-  const fs::path d = scratch("bad");
+  const fs::path d = text_scratch("bad");
   ember::TextPrepareOptions opt;
   opt.tokenizer = small_tokenizer(d);
   opt.out_dir = d / "out";

@@ -12,7 +12,7 @@
 namespace fs = std::filesystem;
 
 namespace {
-fs::path scratch(const std::string& name) {
+fs::path tensor_file(const std::string& name) {
   static const fs::path d = ember::testing::scratch_dir("safetensors");
   return d / name;
 }
@@ -27,7 +27,7 @@ TEST(Safetensors, RoundTripAllCommonDtypes) {
                          {"i64", torch::arange(7)},
                          {"scalar", torch::full({}, 3.5)},
                          {"empty", torch::zeros({0, 3})}};
-  auto path = scratch("rt.safetensors");
+  auto path = tensor_file("rt.safetensors");
   ember::save_safetensors(path, in, {{"format", "pt"}});
   std::map<std::string, std::string> meta;
   auto out = ember::load_safetensors(path, &meta);
@@ -40,7 +40,7 @@ TEST(Safetensors, RoundTripAllCommonDtypes) {
 }
 
 TEST(Safetensors, HeaderIsAlignedJsonWithOffsets) {
-  auto path = scratch("hdr.safetensors");
+  auto path = tensor_file("hdr.safetensors");
   ember::save_safetensors(path, {{"a", torch::ones({2}, torch::kBFloat16)}});
   std::ifstream f(path, std::ios::binary);
   uint64_t n = 0;
@@ -54,7 +54,7 @@ TEST(Safetensors, HeaderIsAlignedJsonWithOffsets) {
 }
 
 TEST(Safetensors, TruncatedAndGarbageFilesAreRefused) {
-  auto path = scratch("trunc.safetensors");
+  auto path = tensor_file("trunc.safetensors");
   ember::save_safetensors(path, {{"w", torch::randn({64, 64})}});
   fs::resize_file(path, fs::file_size(path) - 100);
   try {
@@ -64,14 +64,14 @@ TEST(Safetensors, TruncatedAndGarbageFilesAreRefused) {
     EXPECT_NE(std::string(e.what()).find("truncated"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find(path.string()), std::string::npos) << e.what();
   }
-  std::ofstream(scratch("junk.safetensors")) << "not a safetensors file at all";
-  EXPECT_THROW(ember::load_safetensors(scratch("junk.safetensors")), ember::CheckpointError);
+  std::ofstream(tensor_file("junk.safetensors")) << "not a safetensors file at all";
+  EXPECT_THROW(ember::load_safetensors(tensor_file("junk.safetensors")), ember::CheckpointError);
 }
 
 TEST(Safetensors, PythonSafetensorsReadsOurFile) {
   const char* py = std::getenv("EMBER_PYTHON");
   ASSERT_TRUE(py && *py) << "EMBER_PYTHON is not set (tests/CMakeLists.txt sets it to the venv python)";
-  auto path = scratch("py.safetensors");
+  auto path = tensor_file("py.safetensors");
   auto w = torch::arange(12, torch::kFloat).reshape({3, 4}) / 7.0;
   auto b = (torch::arange(6, torch::kFloat) / 3.0).to(torch::kBFloat16);
   ember::save_safetensors(path, {{"w", w}, {"b", b}});

@@ -13,7 +13,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path scratch(const std::string& name) { return ember::testing::scratch_dir("shard_formats", name); }
+fs::path shard_scratch(const std::string& name) { return ember::testing::scratch_dir("shard_formats", name); }
 
 // A version-1 .npy file as NumPy writes it: magic, version, header length, padded dict, data.
 template <class T>
@@ -32,7 +32,7 @@ void write_npy(const fs::path& path, const std::string& descr, const std::string
 }  // namespace
 
 TEST(ShardFormats, NpyArrays) {
-  const fs::path d = scratch("npy");
+  const fs::path d = shard_scratch("npy");
   write_npy<uint16_t>(d / "a.npy", "<u2", "(5,)", {1, 2, 3, 4, 65535});
   write_npy<uint32_t>(d / "b.npy", "<u4", "(3,)", {7, 70000, 9});
   const auto paths = ember::resolve_shards({d.string()}, "data.train");
@@ -58,7 +58,7 @@ std::string error_of(const fs::path& p) {
 }
 
 TEST(ShardFormats, NpyErrorsNameTheShardAndTheProblem) {
-  const fs::path d = scratch("npy_errors");
+  const fs::path d = shard_scratch("npy_errors");
   write_npy<int32_t>(d / "ok.npy", "<i4", "(2,)", {5, 6});
   EXPECT_EQ(ember::ShardFile(d / "ok.npy").token(1), 6u);
   write_npy<uint16_t>(d / "matrix.npy", "<u2", "(2, 2)", {1, 2, 3, 4});
@@ -74,7 +74,7 @@ TEST(ShardFormats, NpyErrorsNameTheShardAndTheProblem) {
 }
 
 TEST(ShardFormats, HeaderlessNanoGpt) {
-  const fs::path d = scratch("nanogpt");
+  const fs::path d = shard_scratch("nanogpt");
   std::vector<uint16_t> tokens(1000);
   for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = static_cast<uint16_t>(i * 7);
   std::ofstream(d / "train.bin", std::ios::binary)

@@ -10,10 +10,11 @@
 #include "ember/eval/task_scoring.h"
 #include "ember/util/error.h"
 #include "scratch.h"
+#include "test_helpers.h"
 
 namespace {
 
-ember::ModelConfig tiny() {
+ember::ModelConfig task_model() {
   ember::ModelConfig c;
   c.vocab_size = 30, c.d_model = 16, c.n_layers = 2, c.n_heads = 2, c.max_seq_len = 12;
   c.mlp.d_ff = 32;
@@ -35,20 +36,11 @@ std::pair<double, bool> reference(ember::LanguageModel& m, std::vector<int64_t> 
   return {total, greedy};
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const ember::Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
 }  // namespace
 
 TEST(Tasks, ContinuationScoresEqualAnIndependentComputation) {
   torch::manual_seed(3);
-  ember::LanguageModel m(tiny());
+  ember::LanguageModel m(task_model());
   m.to(torch::kDouble);
   const std::vector<uint32_t> ctx{4, 9, 2};
   const std::vector<std::vector<uint32_t>> conts{{7}, {1, 2, 3, 4}, {29, 0}};
@@ -70,15 +62,15 @@ TEST(Tasks, ContinuationScoresEqualAnIndependentComputation) {
   std::vector<int64_t> seq(long_ctx.end() - 11, long_ctx.end());
   seq.push_back(5), seq.push_back(6);
   EXPECT_NEAR(cut.logprob, reference(m, seq, 2).first, 1e-10);
-  EXPECT_NE(error_of([&] { ember::score_continuations(m, {}, {{1}}, torch::kCPU); }).find("no tokens"),
+  EXPECT_NE(ember::testing::error_message([&] { ember::score_continuations(m, {}, {{1}}, torch::kCPU); }).find("no tokens"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { ember::score_continuations(m, {1}, {{30}}, torch::kCPU); }).find("token id 30, outside"),
+  EXPECT_NE(ember::testing::error_message([&] { ember::score_continuations(m, {1}, {{30}}, torch::kCPU); }).find("token id 30, outside"),
             std::string::npos);
 }
 
 TEST(Tasks, GreedyIsTheArgmaxAtEveryContinuationToken) {
   torch::manual_seed(4);
-  ember::LanguageModel m(tiny());
+  ember::LanguageModel m(task_model());
   m.to(torch::kDouble);
   torch::NoGradGuard no_grad;
   std::vector<uint32_t> seq{3};
@@ -134,7 +126,7 @@ TEST(Tasks, TaskFilesParseAndBadOnesNameTheLine) {
   harness.add({-7.681, -1.900}, {5, 1}, 0);
   EXPECT_EQ(harness.correct_norm, 1);
   auto bad = [&](const std::string& text) {
-    return error_of([&] { ember::read_choice_items(ember::testing::write_text(dir, "b.jsonl", text).string()); });
+    return ember::testing::error_message([&] { ember::read_choice_items(ember::testing::write_text(dir, "b.jsonl", text).string()); });
   };
   EXPECT_NE(bad("{\"context\": \"x\", \"endings\": [\"a\", \"b\"], \"label\": 2}\n")
                 .find("b.jsonl:1: label 2 is not an index"),
@@ -152,9 +144,9 @@ TEST(Tasks, TaskFilesParseAndBadOnesNameTheLine) {
   EXPECT_EQ(passages[0].target, " mat");
   EXPECT_EQ(passages[1].target, " here");
   const auto one = ember::testing::write_text(dir, "one.txt", "word\n");
-  EXPECT_NE(error_of([&] { ember::read_lambada_items(one.string()); }).find("one.txt:1: a passage needs a context"),
+  EXPECT_NE(ember::testing::error_message([&] { ember::read_lambada_items(one.string()); }).find("one.txt:1: a passage needs a context"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { ember::read_lambada_items((dir / "none.txt").string()); }).find("not found"),
+  EXPECT_NE(ember::testing::error_message([&] { ember::read_lambada_items((dir / "none.txt").string()); }).find("not found"),
             std::string::npos);
 }
 

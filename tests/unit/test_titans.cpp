@@ -9,6 +9,7 @@
 #include "central_differences.h"
 #include "ember/model/lm.h"
 #include "ember/model/mixers/titans.h"
+#include "test_helpers.h"
 
 namespace {
 
@@ -17,17 +18,16 @@ using ember::MemoryState;
 using ember::Retrieval;
 
 constexpr int64_t B = 2, H = 3, DH = 4, M = 6;
-const auto kF64 = torch::TensorOptions().dtype(torch::kDouble);
 
 at::Tensor unit_rows(const at::Tensor& x) { return x / x.norm(2, -1, true); }
 
-at::Tensor uniform(at::IntArrayRef shape, double lo, double hi) { return torch::rand(shape, kF64) * (hi - lo) + lo; }
+at::Tensor uniform(at::IntArrayRef shape, double lo, double hi) { return torch::rand(shape, ember::testing::kF64) * (hi - lo) + lo; }
 
 // Random inputs in the well-conditioned range (l2-normalised q, k; theta <= 0.12), with one
 // eta = 0 and one alpha = 1 so the masked products meet exact zeros.
 MemoryInputs random_inputs(int64_t T) {
-  MemoryInputs in{unit_rows(torch::randn({B, H, T, DH}, kF64)), unit_rows(torch::randn({B, H, T, DH}, kF64)),
-                  torch::randn({B, H, T, DH}, kF64),           uniform({B, H, T}, 0.01, 0.12),
+  MemoryInputs in{unit_rows(torch::randn({B, H, T, DH}, ember::testing::kF64)), unit_rows(torch::randn({B, H, T, DH}, ember::testing::kF64)),
+                  torch::randn({B, H, T, DH}, ember::testing::kF64),           uniform({B, H, T}, 0.01, 0.12),
                   uniform({B, H, T}, 0.3, 0.95),               uniform({B, H, T}, 0.0, 0.2)};
   in.eta.index_put_({0, 1, T / 2}, 0.0);
   in.alpha.index_put_({1, 2, T / 3}, 1.0);
@@ -35,27 +35,26 @@ MemoryInputs random_inputs(int64_t T) {
 }
 
 MemoryState random_state() {
-  return {torch::randn({B, H, DH, M}, kF64) * 0.5, torch::randn({B, H, M, DH}, kF64) * 0.5,
-          torch::randn({B, H, DH, M}, kF64) * 0.05, torch::randn({B, H, M, DH}, kF64) * 0.05};
+  return {torch::randn({B, H, DH, M}, ember::testing::kF64) * 0.5, torch::randn({B, H, M, DH}, ember::testing::kF64) * 0.5,
+          torch::randn({B, H, DH, M}, ember::testing::kF64) * 0.05, torch::randn({B, H, M, DH}, ember::testing::kF64) * 0.05};
 }
 
-double max_diff(const at::Tensor& a, const at::Tensor& b) { return (a - b).abs().max().item<double>(); }
 
 double state_diff(const MemoryState& a, const MemoryState& b) {
-  return std::max({max_diff(a.w1, b.w1), max_diff(a.w2, b.w2), max_diff(a.s1, b.s1), max_diff(a.s2, b.s2)});
+  return std::max({ember::testing::max_abs_diff(a.w1, b.w1), ember::testing::max_abs_diff(a.w2, b.w2), ember::testing::max_abs_diff(a.s1, b.s1), ember::testing::max_abs_diff(a.s2, b.s2)});
 }
 
 }  // namespace
 
 TEST(Titans, InnerGradientEqualsAutograd) {
   torch::manual_seed(1);
-  auto w1 = torch::randn({B, H, DH, M}, kF64).requires_grad_(), w2 = torch::randn({B, H, M, DH}, kF64).requires_grad_();
-  auto k = torch::randn({B, H, DH}, kF64), v = torch::randn({B, H, DH}, kF64);
+  auto w1 = torch::randn({B, H, DH, M}, ember::testing::kF64).requires_grad_(), w2 = torch::randn({B, H, M, DH}, ember::testing::kF64).requires_grad_();
+  auto k = torch::randn({B, H, DH}, ember::testing::kF64), v = torch::randn({B, H, DH}, ember::testing::kF64);
   auto loss = (ember::memory_read(w1, w2, k.unsqueeze(-2)) - v.unsqueeze(-2)).pow(2).mean(-1).sum();  // ||M(k) - v||^2 / d_h
   auto grads = torch::autograd::grad({loss}, {w1, w2});
   auto [g1, g2] = ember::memory_gradient(w1.detach(), w2.detach(), k, v);
-  EXPECT_LT(max_diff(g1, grads[0]), 1e-12);
-  EXPECT_LT(max_diff(g2, grads[1]), 1e-12);
+  EXPECT_LT(ember::testing::max_abs_diff(g1, grads[0]), 1e-12);
+  EXPECT_LT(ember::testing::max_abs_diff(g2, grads[1]), 1e-12);
   EXPECT_GT(g1.abs().max().item<double>(), 1e-3);
 }
 
@@ -70,7 +69,7 @@ TEST(Titans, ChunkParallelEqualsTheTokenByTokenOracle) {
         auto y_ref = ember::memory_scan_reference(slow, in, C, r);
         const std::string what = std::string(ember::enum_name(r)) + " C=" + std::to_string(C) + " T=" + std::to_string(T);
         ASSERT_EQ(y.sizes(), in.q.sizes()) << what;
-        EXPECT_LT(max_diff(y, y_ref), 1e-12) << what;
+        EXPECT_LT(ember::testing::max_abs_diff(y, y_ref), 1e-12) << what;
         EXPECT_LT(state_diff(fast, slow), 1e-12) << what;
         EXPECT_TRUE(y.isfinite().all().item<bool>()) << what;
       }
@@ -85,7 +84,7 @@ TEST(Titans, ChunkParallelInFloat32IsCloseToTheFloat64Oracle) {
   MemoryInputs in32{f32(in.q), f32(in.k), f32(in.v), f32(in.theta), f32(in.eta), f32(in.alpha)};
   auto y_ref = ember::memory_scan_reference(st64, in, 16, Retrieval::after);
   auto y = ember::memory_scan(st32, in32, 16, Retrieval::after);
-  EXPECT_LT(max_diff(y.to(torch::kDouble), y_ref), 1e-4);
+  EXPECT_LT(ember::testing::max_abs_diff(y.to(torch::kDouble), y_ref), 1e-4);
 }
 
 TEST(Titans, TheChunkSizeMatters) {
@@ -93,7 +92,7 @@ TEST(Titans, TheChunkSizeMatters) {
   const auto in = random_inputs(32);
   auto a = random_state(), b = a;
   auto y1 = ember::memory_scan(a, in, 1, Retrieval::after), y16 = ember::memory_scan(b, in, 16, Retrieval::after);
-  EXPECT_GT(max_diff(y1, y16), 1e-3);  // gradients at the chunk start are not the online ones
+  EXPECT_GT(ember::testing::max_abs_diff(y1, y16), 1e-3);  // gradients at the chunk start are not the online ones
 }
 
 TEST(Titans, ThetaZeroLeavesTheMemoryUnchanged) {
@@ -106,7 +105,7 @@ TEST(Titans, ThetaZeroLeavesTheMemoryUnchanged) {
     const auto start = st;
     auto y = ember::memory_scan(st, in, 4, r);
     EXPECT_LT(state_diff(st, start), 1e-15) << ember::enum_name(r);
-    EXPECT_LT(max_diff(y, ember::memory_read(start.w1, start.w2, in.q)), 1e-14) << ember::enum_name(r);
+    EXPECT_LT(ember::testing::max_abs_diff(y, ember::memory_read(start.w1, start.w2, in.q)), 1e-14) << ember::enum_name(r);
   }
 }
 
@@ -118,7 +117,7 @@ TEST(Titans, StreamingTwoPartsWithTheCarriedStateEqualsOnePass) {
     auto y = ember::memory_scan(whole, in, 8, Retrieval::after);
     auto first = ember::memory_scan(parts, in.narrow(0, split), 8, Retrieval::after);
     auto second = ember::memory_scan(parts, in.narrow(split, 29 - split), 8, Retrieval::after);
-    EXPECT_LT(max_diff(at::cat({first, second}, 2), y), 1e-14);
+    EXPECT_LT(ember::testing::max_abs_diff(at::cat({first, second}, 2), y), 1e-14);
     EXPECT_LT(state_diff(parts, whole), 1e-14);
   }
 }
@@ -144,7 +143,7 @@ TEST(Titans, OuterGradientsEqualCentralDifferences) {
   ember::Titans mixer(ember::mixer_context(cfg, 0), cfg.mixer.get<ember::TitansConfig>());
   mixer.to(torch::kDouble);
   ember::Rope rope(16 / 2, 32, 10000.0);
-  auto x = torch::randn({2, 7, 16}, kF64), weights = torch::randn({2, 7, 16}, kF64);
+  auto x = torch::randn({2, 7, 16}, ember::testing::kF64), weights = torch::randn({2, 7, 16}, ember::testing::kF64);
   auto loss_of = [&] { return (mixer.forward(x, rope) * weights).sum(); };
   ember::testing::expect_gradients_match_central_differences(
       mixer, loss_of, {"wq", "wk", "wv", "wk_taps", "w_gates", "b_gates", "w1", "w2", "persistent", "wg"});
@@ -180,7 +179,7 @@ TEST(Titans, DecodingInPiecesEqualsTheForwardForEveryRetrieval) {
       std::vector<at::Tensor> parts;
       int64_t start = 0;
       for (int64_t n : pieces) parts.push_back(m.decode(ids.narrow(1, start, n), state)), start += n;
-      EXPECT_LT(max_diff(at::cat(parts, 1), full), 1e-10) << ember::enum_name(r) << " " << pieces.size();
+      EXPECT_LT(ember::testing::max_abs_diff(at::cat(parts, 1), full), 1e-10) << ember::enum_name(r) << " " << pieces.size();
     }
   }
 }

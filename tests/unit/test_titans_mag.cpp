@@ -11,12 +11,11 @@
 #include "ember/model/mixers/attention.h"
 #include "ember/model/mixers/titans.h"
 #include "ember/model/mixers/windowed_attention.h"
+#include "test_helpers.h"
 
 namespace {
 
-const auto kF64 = torch::TensorOptions().dtype(torch::kDouble);
 
-double max_diff(const at::Tensor& a, const at::Tensor& b) { return (a - b).abs().max().item<double>(); }
 
 ember::ModelConfig mag_model(int64_t window, int64_t persistent) {
   ember::ModelConfig c;
@@ -52,25 +51,25 @@ at::Tensor loop_reference(const at::Tensor& q, const at::Tensor& k, const at::Te
 TEST(WindowedAttention, EqualsAPerQuerySoftmaxLoop) {
   torch::manual_seed(1);
   std::vector<int64_t> pos = {-2, -1, 0, 1, 2, 3, 4, 5, 6};  // two persistent keys, then tokens
-  auto q = torch::randn({2, 3, 9, 4}, kF64), k = torch::randn({2, 3, 9, 4}, kF64), v = torch::randn({2, 3, 9, 4}, kF64);
+  auto q = torch::randn({2, 3, 9, 4}, ember::testing::kF64), k = torch::randn({2, 3, 9, 4}, ember::testing::kF64), v = torch::randn({2, 3, 9, 4}, ember::testing::kF64);
   auto p = torch::tensor(pos);
   for (int64_t window : {1, 3, 20}) {
     auto got = ember::windowed_attention(q, k, v, p, p, window);
-    EXPECT_LT(max_diff(got, loop_reference(q, k, v, pos, pos, window)), 1e-12) << window;
+    EXPECT_LT(ember::testing::max_abs_diff(got, loop_reference(q, k, v, pos, pos, window)), 1e-12) << window;
   }
   // Later queries against a trimmed cache: positions need not be contiguous.
   std::vector<int64_t> kp = {-2, -1, 4, 5, 6, 7}, qp = {6, 7};
-  auto k2 = torch::randn({2, 3, 6, 4}, kF64), v2 = torch::randn({2, 3, 6, 4}, kF64), q2 = torch::randn({2, 3, 2, 4}, kF64);
-  EXPECT_LT(max_diff(ember::windowed_attention(q2, k2, v2, torch::tensor(qp), torch::tensor(kp), 3),
+  auto k2 = torch::randn({2, 3, 6, 4}, ember::testing::kF64), v2 = torch::randn({2, 3, 6, 4}, ember::testing::kF64), q2 = torch::randn({2, 3, 2, 4}, ember::testing::kF64);
+  EXPECT_LT(ember::testing::max_abs_diff(ember::windowed_attention(q2, k2, v2, torch::tensor(qp), torch::tensor(kp), 3),
                      loop_reference(q2, k2, v2, qp, kp, 3)),
             1e-12);
 }
 
 TEST(WindowedAttention, AWindowLongerThanTheSequenceIsCausalAttention) {
   torch::manual_seed(2);
-  auto q = torch::randn({1, 2, 7, 4}, kF64), k = torch::randn({1, 2, 7, 4}, kF64), v = torch::randn({1, 2, 7, 4}, kF64);
+  auto q = torch::randn({1, 2, 7, 4}, ember::testing::kF64), k = torch::randn({1, 2, 7, 4}, ember::testing::kF64), v = torch::randn({1, 2, 7, 4}, ember::testing::kF64);
   auto pos = torch::arange(7, torch::kLong);
-  EXPECT_LT(max_diff(ember::windowed_attention(q, k, v, pos, pos, 7), ember::Attention::reference_attention(q, k, v)),
+  EXPECT_LT(ember::testing::max_abs_diff(ember::windowed_attention(q, k, v, pos, pos, 7), ember::Attention::reference_attention(q, k, v)),
             1e-12);
 }
 
@@ -86,7 +85,7 @@ TEST(TitansMag, DecodingInPiecesEqualsTheForward) {
     std::vector<at::Tensor> parts;
     int64_t start = 0;
     for (int64_t n : pieces) parts.push_back(m.decode(ids.narrow(1, start, n), state)), start += n;
-    EXPECT_LT(max_diff(at::cat(parts, 1), full), 1e-10) << pieces.size();
+    EXPECT_LT(ember::testing::max_abs_diff(at::cat(parts, 1), full), 1e-10) << pieces.size();
   }
 }
 
@@ -99,7 +98,7 @@ TEST(TitansMag, Causal) {
   changed[0][7] = (ids[0][7].item<int64_t>() + 1) % 40;
   auto a = m.forward(ids), b = m.forward(changed);
   EXPECT_TRUE(torch::equal(a.narrow(1, 0, 7), b.narrow(1, 0, 7)));
-  EXPECT_GT(max_diff(a.narrow(1, 7, 1), b.narrow(1, 7, 1)), 0.0);
+  EXPECT_GT(ember::testing::max_abs_diff(a.narrow(1, 7, 1), b.narrow(1, 7, 1)), 0.0);
 }
 
 TEST(TitansMag, TheWindowMattersOnlyWhenShorterThanTheSequence) {
@@ -110,7 +109,7 @@ TEST(TitansMag, TheWindowMattersOnlyWhenShorterThanTheSequence) {
     return m.forward(torch::arange(12, torch::kLong).remainder(40).unsqueeze(0));
   };
   EXPECT_TRUE(torch::equal(logits(12), logits(30)));
-  EXPECT_GT(max_diff(logits(3), logits(30)), 1e-4);
+  EXPECT_GT(ember::testing::max_abs_diff(logits(3), logits(30)), 1e-4);
 }
 
 TEST(TitansMag, OuterGradientsEqualCentralDifferences) {
@@ -120,7 +119,7 @@ TEST(TitansMag, OuterGradientsEqualCentralDifferences) {
   ember::Titans mixer(ember::mixer_context(cfg, 0), cfg.mixer.get<ember::TitansConfig>());
   mixer.to(torch::kDouble);
   ember::Rope rope(16 / 2, 32, 10000.0);
-  auto x = torch::randn({2, 7, 16}, kF64), weights = torch::randn({2, 7, 16}, kF64);
+  auto x = torch::randn({2, 7, 16}, ember::testing::kF64), weights = torch::randn({2, 7, 16}, ember::testing::kF64);
   auto loss_of = [&] { return (mixer.forward(x, rope) * weights).sum(); };
   ember::testing::expect_gradients_match_central_differences(
       mixer, loss_of, {"attn_wq", "attn_wk", "attn_wv", "attn_norm.weight", "out_norm.weight", "w1", "persistent"});
