@@ -34,14 +34,14 @@ at::Tensor ShortConv::forward(const at::Tensor& x, const Rope&) {
 }
 
 namespace {
-struct ConvWindow final : MixerState {
+struct ShortConvWindow final : MixerState {
   at::Tensor tail;  // [B, k - 1, d]: the last rows of u
 };
 }  // namespace
 
 at::Tensor ShortConv::decode(const at::Tensor& x, const Rope&, std::unique_ptr<MixerState>& state) {
-  if (!state) state = std::make_unique<ConvWindow>();
-  auto& window = static_cast<ConvWindow&>(*state);
+  if (!state) state = std::make_unique<ShortConvWindow>();
+  auto& window = static_cast<ShortConvWindow&>(*state);
   const int64_t k = taps_.size(1);
   auto u = at::linear(x, w_in_);
   if (!window.tail.defined()) window.tail = at::zeros({x.size(0), k - 1, u.size(2)}, u.options());
