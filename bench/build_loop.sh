@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# The edit-build loop, measured (bench/RESULTS.md, "Edit-build loop"). Clones HEAD into a scratch
-# folder and builds it there, so the tree you work in is never touched:
-#   1. a fresh clone's first build with the cache as it is (warm when this commit was built before
-#      anywhere on this machine: base_dir makes the clone's paths agree with the first one's)
-#   2. a no-op build
+# The edit-build loop, measured (bench/RESULTS.md, "Edit-build loop"). Clones HEAD into scratch
+# folders and builds there with a ccache of its own, so neither your tree nor your cache is touched:
+#   1. a first clone's build with an empty cache (a bare machine's build)
+#   2. a second clone, in a folder of another depth, built with the cache the first one filled
+#      (base_dir makes their paths agree), then a no-op build
 #   3. editing one .cpp (src/model/taper.cpp: a new function, so the cache cannot answer)
 #   4. adding a mixer as docs/extending.md shows (a file pair copied from short_conv, one row)
 #   5. editing a header (default include/ember/model/mixer.h, the mixer seam)
@@ -34,9 +34,12 @@ for tool in cmake ninja ccache git; do
 done
 [ -x "$venv/bin/python" ] || { echo "build_loop.sh: no venv at $venv (run scripts/setup.sh)" >&2; exit 2; }
 
-clone="$scratch/ember" build="$scratch/ember/build" table="$scratch/build_loop.md"
+first="$scratch/first/ember" clone="$scratch/second/clone/ember" table="$scratch/build_loop.md"
+build="$first/build"
 rm -rf "$scratch" && mkdir -p "$scratch"
-[ "$keep" = 1 ] || trap 'rm -rf "$clone"' EXIT
+[ "$keep" = 1 ] || trap 'rm -rf "$scratch/first" "$scratch/second" "$scratch/ccache"' EXIT
+export CCACHE_DIR="$scratch/ccache"
+git clone -q --no-hardlinks "$here" "$first"
 git clone -q --no-hardlinks "$here" "$clone"
 prefix="$("$venv/bin/python" -c 'import torch; print(torch.utils.cmake_prefix_path)')"
 
@@ -75,9 +78,15 @@ both() {  # the ember target, then everything else
   echo '|---|---|---|---|---|---|'
 } | tee "$table"
 
-cmake -S "$clone" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" \
-  -DEMBER_PYTHON="$venv/bin/python" >"$scratch/configure.log" 2>&1
-both "fresh clone, first build"
+configure() {
+  cmake -S "$1" -B "$1/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" \
+    -DEMBER_PYTHON="$venv/bin/python" >"$scratch/configure.log" 2>&1
+}
+configure "$first"
+both "first clone, empty cache"
+build="$clone/build"
+configure "$clone"
+both "second clone, warm cache"
 build "no-op" all
 
 printf '\nnamespace ember { int build_loop_taper_probe() { return 1; } }\n' >>"$clone/src/model/taper.cpp"

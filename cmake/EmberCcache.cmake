@@ -6,15 +6,12 @@
 #   directory, so a second clone in another folder hits the first clone's entries (paths outside
 #   the clone, such as the shared venv's torch headers, stay absolute and agree anyway);
 # - hash_dir off: with -g the working directory would otherwise be part of every hash.
-# EMBER_CCACHE_DIR overrides the cache's place (default: ccache's own, ~/.cache/ccache).
+# The cache is ccache's own (~/.cache/ccache, or $CCACHE_DIR at build time).
 find_program(EMBER_CCACHE ccache)
 if(EMBER_CCACHE)
   set(_ember_ccache_env
       "CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime"
       "CCACHE_BASEDIR=${PROJECT_SOURCE_DIR}" "CCACHE_NOHASHDIR=1")
-  if(DEFINED ENV{EMBER_CCACHE_DIR})
-    list(APPEND _ember_ccache_env "CCACHE_DIR=$ENV{EMBER_CCACHE_DIR}")
-  endif()
   set(_ember_launcher ${CMAKE_COMMAND} -E env ${_ember_ccache_env} ${EMBER_CCACHE})
   set(CMAKE_CXX_COMPILER_LAUNCHER ${_ember_launcher})
   set(CMAKE_CUDA_COMPILER_LAUNCHER ${_ember_launcher})
