@@ -111,8 +111,8 @@ assert anchor in s, "mixer.cpp: registry anchor not found"
 open(p, 'w').write(s.replace(anchor, row + anchor, 1))
 PY
 both "add a mixer (file pair + row)"
-"$build/tools/ember" config --kinds | grep -q '^ *token_shift ' ||
-  { echo "build_loop.sh: the new mixer did not register" >&2; exit 1; }
+kinds="$("$build/tools/ember" config --kinds)"  # not piped into grep -q: SIGPIPE under pipefail
+grep -q '^ *token_shift ' <<<"$kinds" || { echo "build_loop.sh: the new mixer did not register" >&2; exit 1; }
 
 printf '\n// build_loop.sh probe\nnamespace ember { int build_loop_probe(); }\n' >>"$clone/$header"
 both "edit $header"

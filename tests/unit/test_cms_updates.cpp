@@ -221,7 +221,6 @@ std::shared_ptr<ember::LanguageModel> built(const ember::ModelConfig& c, uint64_
   return m;
 }
 
-
 }  // namespace
 
 constexpr ember::TeachSource kSignals[] = {ember::TeachSource::two_pass, ember::TeachSource::lens};
@@ -297,8 +296,9 @@ TEST(CmsUpdates, DecodingTokenByTokenOrInPiecesEqualsTheForward) {
         std::vector<at::Tensor> parts;
         int64_t start = 0;
         for (int64_t n : pieces) parts.push_back(model->decode(ids.narrow(1, start, n), state)), start += n;
-        EXPECT_LT(ember::testing::max_abs_diff(at::cat(parts, 1), full), 1e-10) << "signal " << static_cast<int>(signal) << ", first chunk "
-                                                            << chunks[0] << ", " << pieces.size() << " pieces";
+        EXPECT_LT(ember::testing::max_abs_diff(at::cat(parts, 1), full), 1e-10)
+            << "signal " << static_cast<int>(signal) << ", first chunk " << chunks[0] << ", " << pieces.size()
+            << " pieces";
       }
     }
 }

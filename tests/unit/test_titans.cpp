@@ -21,36 +21,45 @@ constexpr int64_t B = 2, H = 3, DH = 4, M = 6;
 
 at::Tensor unit_rows(const at::Tensor& x) { return x / x.norm(2, -1, true); }
 
-at::Tensor uniform(at::IntArrayRef shape, double lo, double hi) { return torch::rand(shape, ember::testing::kF64) * (hi - lo) + lo; }
+at::Tensor uniform(at::IntArrayRef shape, double lo, double hi) {
+  return torch::rand(shape, ember::testing::kF64) * (hi - lo) + lo;
+}
 
 // Random inputs in the well-conditioned range (l2-normalised q, k; theta <= 0.12), with one
 // eta = 0 and one alpha = 1 so the masked products meet exact zeros.
 MemoryInputs random_inputs(int64_t T) {
-  MemoryInputs in{unit_rows(torch::randn({B, H, T, DH}, ember::testing::kF64)), unit_rows(torch::randn({B, H, T, DH}, ember::testing::kF64)),
-                  torch::randn({B, H, T, DH}, ember::testing::kF64),           uniform({B, H, T}, 0.01, 0.12),
-                  uniform({B, H, T}, 0.3, 0.95),               uniform({B, H, T}, 0.0, 0.2)};
+  MemoryInputs in{unit_rows(torch::randn({B, H, T, DH}, ember::testing::kF64)),
+                  unit_rows(torch::randn({B, H, T, DH}, ember::testing::kF64)),
+                  torch::randn({B, H, T, DH}, ember::testing::kF64),
+                  uniform({B, H, T}, 0.01, 0.12),
+                  uniform({B, H, T}, 0.3, 0.95),
+                  uniform({B, H, T}, 0.0, 0.2)};
   in.eta.index_put_({0, 1, T / 2}, 0.0);
   in.alpha.index_put_({1, 2, T / 3}, 1.0);
   return in;
 }
 
 MemoryState random_state() {
-  return {torch::randn({B, H, DH, M}, ember::testing::kF64) * 0.5, torch::randn({B, H, M, DH}, ember::testing::kF64) * 0.5,
-          torch::randn({B, H, DH, M}, ember::testing::kF64) * 0.05, torch::randn({B, H, M, DH}, ember::testing::kF64) * 0.05};
+  return {torch::randn({B, H, DH, M}, ember::testing::kF64) * 0.5,
+          torch::randn({B, H, M, DH}, ember::testing::kF64) * 0.5,
+          torch::randn({B, H, DH, M}, ember::testing::kF64) * 0.05,
+          torch::randn({B, H, M, DH}, ember::testing::kF64) * 0.05};
 }
 
-
 double state_diff(const MemoryState& a, const MemoryState& b) {
-  return std::max({ember::testing::max_abs_diff(a.w1, b.w1), ember::testing::max_abs_diff(a.w2, b.w2), ember::testing::max_abs_diff(a.s1, b.s1), ember::testing::max_abs_diff(a.s2, b.s2)});
+  return std::max({ember::testing::max_abs_diff(a.w1, b.w1), ember::testing::max_abs_diff(a.w2, b.w2),
+                   ember::testing::max_abs_diff(a.s1, b.s1), ember::testing::max_abs_diff(a.s2, b.s2)});
 }
 
 }  // namespace
 
 TEST(Titans, InnerGradientEqualsAutograd) {
   torch::manual_seed(1);
-  auto w1 = torch::randn({B, H, DH, M}, ember::testing::kF64).requires_grad_(), w2 = torch::randn({B, H, M, DH}, ember::testing::kF64).requires_grad_();
+  auto w1 = torch::randn({B, H, DH, M}, ember::testing::kF64).requires_grad_(),
+       w2 = torch::randn({B, H, M, DH}, ember::testing::kF64).requires_grad_();
   auto k = torch::randn({B, H, DH}, ember::testing::kF64), v = torch::randn({B, H, DH}, ember::testing::kF64);
-  auto loss = (ember::memory_read(w1, w2, k.unsqueeze(-2)) - v.unsqueeze(-2)).pow(2).mean(-1).sum();  // ||M(k) - v||^2 / d_h
+  auto loss =
+      (ember::memory_read(w1, w2, k.unsqueeze(-2)) - v.unsqueeze(-2)).pow(2).mean(-1).sum();  // ||M(k) - v||^2 / d_h
   auto grads = torch::autograd::grad({loss}, {w1, w2});
   auto [g1, g2] = ember::memory_gradient(w1.detach(), w2.detach(), k, v);
   EXPECT_LT(ember::testing::max_abs_diff(g1, grads[0]), 1e-12);
@@ -67,7 +76,8 @@ TEST(Titans, ChunkParallelEqualsTheTokenByTokenOracle) {
         auto fast = random_state(), slow = fast;
         auto y = ember::memory_scan(fast, in, C, r);
         auto y_ref = ember::memory_scan_reference(slow, in, C, r);
-        const std::string what = std::string(ember::enum_name(r)) + " C=" + std::to_string(C) + " T=" + std::to_string(T);
+        const std::string what =
+            std::string(ember::enum_name(r)) + " C=" + std::to_string(C) + " T=" + std::to_string(T);
         ASSERT_EQ(y.sizes(), in.q.sizes()) << what;
         EXPECT_LT(ember::testing::max_abs_diff(y, y_ref), 1e-12) << what;
         EXPECT_LT(state_diff(fast, slow), 1e-12) << what;
@@ -105,7 +115,8 @@ TEST(Titans, ThetaZeroLeavesTheMemoryUnchanged) {
     const auto start = st;
     auto y = ember::memory_scan(st, in, 4, r);
     EXPECT_LT(state_diff(st, start), 1e-15) << ember::enum_name(r);
-    EXPECT_LT(ember::testing::max_abs_diff(y, ember::memory_read(start.w1, start.w2, in.q)), 1e-14) << ember::enum_name(r);
+    EXPECT_LT(ember::testing::max_abs_diff(y, ember::memory_read(start.w1, start.w2, in.q)), 1e-14)
+        << ember::enum_name(r);
   }
 }
 
@@ -153,9 +164,9 @@ TEST(Titans, ParameterCountEqualsTheClosedForm) {
   const int64_t d = 16, h = 2, dh = 8, L = 2, d_ff = 24, V = 40;
   for (auto [expansion, np, conv] : {std::tuple{4, 4, 4}, std::tuple{2, 0, 3}}) {
     ember::LanguageModel m(titans_model(expansion, np, conv));
-    const int64_t mixer = 5 * d * h * dh      // W_Q, W_K, W_V, W_g, W_O
-                          + 3 * h * dh * conv  // the three depthwise convolutions
-                          + 3 * h * d + 3 * h  // theta, eta, alpha gates and biases
+    const int64_t mixer = 5 * d * h * dh                 // W_Q, W_K, W_V, W_g, W_O
+                          + 3 * h * dh * conv            // the three depthwise convolutions
+                          + 3 * h * d + 3 * h            // theta, eta, alpha gates and biases
                           + 2 * h * dh * expansion * dh  // W1_0, W2_0 per head
                           + np * d + dh;                 // persistent tokens, the output norm's gain
     const int64_t block = mixer + 3 * d * d_ff + 2 * d;
@@ -179,7 +190,8 @@ TEST(Titans, DecodingInPiecesEqualsTheForwardForEveryRetrieval) {
       std::vector<at::Tensor> parts;
       int64_t start = 0;
       for (int64_t n : pieces) parts.push_back(m.decode(ids.narrow(1, start, n), state)), start += n;
-      EXPECT_LT(ember::testing::max_abs_diff(at::cat(parts, 1), full), 1e-10) << ember::enum_name(r) << " " << pieces.size();
+      EXPECT_LT(ember::testing::max_abs_diff(at::cat(parts, 1), full), 1e-10)
+          << ember::enum_name(r) << " " << pieces.size();
     }
   }
 }

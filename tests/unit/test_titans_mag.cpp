@@ -15,8 +15,6 @@
 
 namespace {
 
-
-
 ember::ModelConfig mag_model(int64_t window, int64_t persistent) {
   ember::ModelConfig c;
   c.vocab_size = 40, c.d_model = 16, c.n_layers = 2, c.n_heads = 2, c.max_seq_len = 32;
@@ -51,7 +49,8 @@ at::Tensor loop_reference(const at::Tensor& q, const at::Tensor& k, const at::Te
 TEST(WindowedAttention, EqualsAPerQuerySoftmaxLoop) {
   torch::manual_seed(1);
   std::vector<int64_t> pos = {-2, -1, 0, 1, 2, 3, 4, 5, 6};  // two persistent keys, then tokens
-  auto q = torch::randn({2, 3, 9, 4}, ember::testing::kF64), k = torch::randn({2, 3, 9, 4}, ember::testing::kF64), v = torch::randn({2, 3, 9, 4}, ember::testing::kF64);
+  auto q = torch::randn({2, 3, 9, 4}, ember::testing::kF64), k = torch::randn({2, 3, 9, 4}, ember::testing::kF64),
+       v = torch::randn({2, 3, 9, 4}, ember::testing::kF64);
   auto p = torch::tensor(pos);
   for (int64_t window : {1, 3, 20}) {
     auto got = ember::windowed_attention(q, k, v, p, p, window);
@@ -59,17 +58,20 @@ TEST(WindowedAttention, EqualsAPerQuerySoftmaxLoop) {
   }
   // Later queries against a trimmed cache: positions need not be contiguous.
   std::vector<int64_t> kp = {-2, -1, 4, 5, 6, 7}, qp = {6, 7};
-  auto k2 = torch::randn({2, 3, 6, 4}, ember::testing::kF64), v2 = torch::randn({2, 3, 6, 4}, ember::testing::kF64), q2 = torch::randn({2, 3, 2, 4}, ember::testing::kF64);
+  auto k2 = torch::randn({2, 3, 6, 4}, ember::testing::kF64), v2 = torch::randn({2, 3, 6, 4}, ember::testing::kF64),
+       q2 = torch::randn({2, 3, 2, 4}, ember::testing::kF64);
   EXPECT_LT(ember::testing::max_abs_diff(ember::windowed_attention(q2, k2, v2, torch::tensor(qp), torch::tensor(kp), 3),
-                     loop_reference(q2, k2, v2, qp, kp, 3)),
+                                         loop_reference(q2, k2, v2, qp, kp, 3)),
             1e-12);
 }
 
 TEST(WindowedAttention, AWindowLongerThanTheSequenceIsCausalAttention) {
   torch::manual_seed(2);
-  auto q = torch::randn({1, 2, 7, 4}, ember::testing::kF64), k = torch::randn({1, 2, 7, 4}, ember::testing::kF64), v = torch::randn({1, 2, 7, 4}, ember::testing::kF64);
+  auto q = torch::randn({1, 2, 7, 4}, ember::testing::kF64), k = torch::randn({1, 2, 7, 4}, ember::testing::kF64),
+       v = torch::randn({1, 2, 7, 4}, ember::testing::kF64);
   auto pos = torch::arange(7, torch::kLong);
-  EXPECT_LT(ember::testing::max_abs_diff(ember::windowed_attention(q, k, v, pos, pos, 7), ember::Attention::reference_attention(q, k, v)),
+  EXPECT_LT(ember::testing::max_abs_diff(ember::windowed_attention(q, k, v, pos, pos, 7),
+                                         ember::Attention::reference_attention(q, k, v)),
             1e-12);
 }
 
@@ -128,10 +130,10 @@ TEST(TitansMag, OuterGradientsEqualCentralDifferences) {
 TEST(TitansMag, ParameterCountEqualsTheClosedForm) {
   const int64_t d = 16, h = 2, dh = 8, L = 2, d_ff = 24, V = 40, expansion = 2, conv = 3, np = 2;
   ember::LanguageModel m(mag_model(3, np));
-  const int64_t mixer = 4 * d * h * dh            // W_Q, W_K, W_V of the memory, W_O
-                        + 3 * d * h * dh          // the attention branch's W_Q, W_K, W_V
-                        + 3 * h * dh * conv       // the three depthwise convolutions
-                        + 3 * h * d + 3 * h       // theta, eta, alpha gates and biases
+  const int64_t mixer = 4 * d * h * dh                 // W_Q, W_K, W_V of the memory, W_O
+                        + 3 * d * h * dh               // the attention branch's W_Q, W_K, W_V
+                        + 3 * h * dh * conv            // the three depthwise convolutions
+                        + 3 * h * d + 3 * h            // theta, eta, alpha gates and biases
                         + 2 * h * dh * expansion * dh  // W1_0, W2_0 per head
                         + np * d + 2 * dh;             // persistent tokens, the two output norms' gains
   EXPECT_EQ(m.num_parameters(), V * d + L * (mixer + 3 * d * d_ff + 2 * d) + d);
