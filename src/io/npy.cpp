@@ -9,6 +9,7 @@
 #include <regex>
 
 #include "ember/util/error.h"
+#include "ember/util/files.h"
 
 namespace ember {
 namespace {
@@ -43,6 +44,25 @@ std::vector<int64_t> parse_shape(const std::string& tuple) {
 }
 
 }  // namespace
+
+void save_npy(const std::filesystem::path& path, const at::Tensor& t) {
+  static const std::map<at::ScalarType, std::string> descr = {
+      {at::kHalf, "<f2"}, {at::kFloat, "<f4"}, {at::kDouble, "<f8"}, {at::kLong, "<i8"},
+      {at::kInt, "<i4"},  {at::kShort, "<i2"}, {at::kChar, "|i1"},   {at::kByte, "|u1"}};
+  const auto it = descr.find(t.scalar_type());
+  if (it == descr.end())
+    throw DataError(fmt::format("{}: cannot write a {} tensor as .npy", path.string(), c10::toString(t.scalar_type())));
+  const auto data = t.detach().to(at::kCPU).contiguous();
+  std::string dict = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': ({}{}), }}", it->second,
+                                 fmt::join(data.sizes(), ", "), data.dim() == 1 ? "," : "");
+  dict.append(63 - (10 + dict.size()) % 64, ' ').push_back('\n');  // the data starts at a multiple of 64
+  std::string bytes = "\x93NUMPY";
+  bytes += '\x01', bytes += '\x00';
+  bytes += static_cast<char>(dict.size() & 0xff), bytes += static_cast<char>(dict.size() >> 8);
+  bytes += dict;
+  bytes.append(static_cast<const char*>(data.data_ptr()), static_cast<size_t>(data.numel() * data.element_size()));
+  write_file_atomic(path, bytes);
+}
 
 size_t npy_header_size(const uint8_t* p, size_t size, const std::string& where) {
   if (size < 10 || std::string(reinterpret_cast<const char*>(p), 6) != "\x93NUMPY")

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "ember/model/nonfinite_trace.h"
 #include "ember/util/error.h"
 
 namespace ember {
@@ -36,6 +37,7 @@ at::Tensor Block::mlp_chain(const at::Tensor& h, const TeachSignal& teach, std::
   if (levels && levels->empty()) levels->resize(mlps_.size());
   auto x = h;
   for (size_t l = 0; l < mlps_.size(); ++l) {
+    TraceScope scope(mlps_.size() == 1 ? "mlp" : "mlps", mlps_.size() == 1 ? -1 : static_cast<int64_t>(l));
     auto u = mlp_norms_[l]->forward(x);
     if (!teach.defined() || updates_.empty() || !updates_[l].learns())
       x = x + mlps_[l]->forward(u);
@@ -48,8 +50,12 @@ at::Tensor Block::mlp_chain(const at::Tensor& h, const TeachSignal& teach, std::
 }
 
 at::Tensor Block::forward(const at::Tensor& x, const Rope& rope, BlockTrace* trace, const TeachSignal& teach) {
-  auto normed = mixer_norm_->forward(x);
-  auto mixed = mixer_->forward(normed, rope);
+  at::Tensor normed, mixed;
+  {
+    TraceScope scope("mixer");
+    normed = mixer_norm_->forward(x);
+    mixed = mixer_->forward(normed, rope);
+  }
   auto h = x + mixed;
   auto out = mlp_chain(h, teach, nullptr);
   if (trace) *trace = {x, mixed, h, out - h, normed};

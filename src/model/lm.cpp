@@ -8,6 +8,7 @@
 #include "ember/model/init.h"
 #include "ember/model/linear_cross_entropy.h"
 #include "ember/model/mixers/attention.h"
+#include "ember/model/nonfinite_trace.h"
 
 namespace ember {
 
@@ -32,15 +33,20 @@ at::Tensor LanguageModel::head_weight() const { return head_.defined() ? head_ :
 
 at::Tensor LanguageModel::hidden(const at::Tensor& ids) {
   const auto teach = teach_for(ids);
-  auto x = embedding_->forward(ids);
+  auto x = [&] {
+    TraceScope scope("embedding");
+    return embedding_->forward(ids);
+  }();
   for (size_t l = 0; l < blocks_.size(); ++l) {
     Block* block = blocks_[l].get();
+    TraceScope scope("layers", static_cast<int64_t>(l));
     if (!recompute_.empty() && recompute_[l])
       x = checkpointed([block, this, teach](const at::Tensor& in) { return block->forward(in, rope_, nullptr, teach); },
                        x);
     else
       x = block->forward(x, rope_, nullptr, teach);
   }
+  TraceScope scope("final_norm");
   return final_norm_->forward(x);
 }
 
@@ -154,6 +160,7 @@ at::Tensor LanguageModel::token_losses(const at::Tensor& ids, const at::Tensor& 
 
 at::Tensor LanguageModel::loss(const at::Tensor& ids, const at::Tensor& targets) {
   auto h = hidden(ids);
+  TraceScope scope("head and loss");
   return linear_cross_entropy(h.reshape({-1, h.size(-1)}), head_weight(), targets.reshape({-1}),
                               cfg_.embedding.output_scale, loss_chunk_rows_);
 }

@@ -13,6 +13,7 @@
 #include "ember/model/autocast.h"
 #include "ember/train/device_memory.h"
 #include "ember/train/lr_schedule.h"
+#include "ember/train/nonfinite_report.h"
 #include "ember/train/peak_flops.h"
 #include "ember/train/preemption.h"
 #include "ember/util/cpus.h"
@@ -191,8 +192,10 @@ bool Trainer::train_step() {
   const int64_t accum = cfg_.train.grad_accum;
   last_lr_ = learning_rate(cfg_.optim, state_.step, cfg_.train.steps);
   double loss_sum = 0.0;
+  std::vector<at::Tensor> kept;  // train.debug_nonfinite: the step's batches, for a replay
   for (int64_t micro = 0; micro < accum; ++micro) {
     auto batch = train_loader_->next().to(device_);
+    if (cfg_.train.debug_nonfinite) kept.push_back(batch);
     const int64_t T = batch.size(1) - 1;
     at::Tensor loss;
     {  // the forward under autocast, backward after it (as PyTorch recommends: backward ops run in
@@ -214,9 +217,15 @@ bool Trainer::train_step() {
   state_.step += 1;
   state_.tokens_seen += global_tokens_per_step();
   if (finite) return true;
-  const std::string what =
+  std::string what =
       fmt::format("non-finite {} at step {} (loss {}, grad norm {})", std::isfinite(last_loss_) ? "gradient" : "loss",
                   state_.step, last_loss_, last_grad_norm_);
+  if (cfg_.train.debug_nonfinite) {
+    auto dir = run_dir_ / "nonfinite" / fmt::format("step_{}", state_.step);
+    if (dist_.world > 1) dir /= fmt::format("rank_{}", dist_.rank);
+    what += "; first non-finite tensor: " +
+            investigate_nonfinite(*model_, kept, {device_, cfg_.train.precision == Precision::bf16}, dir);
+  }
   if (cfg_.train.on_nonfinite == OnNonfinite::stop)
     throw Error(what + "; lower optim.lr, or set train.on_nonfinite=skip to skip such steps");
   state_.skipped_steps += 1;

@@ -15,6 +15,7 @@ struct TrainArgs {
   bool resume = false;
   std::string run_dir;
   int64_t stop_after = 0;
+  bool debug_nonfinite = false;
 };
 
 void run_train(const TrainArgs& args) {
@@ -23,13 +24,15 @@ void run_train(const TrainArgs& args) {
   opt.run_dir = args.run_dir;
   opt.stop_after = args.stop_after;
   std::vector<std::string> files = args.config.files;
+  auto overrides = args.config.overrides;
+  if (args.debug_nonfinite) overrides.push_back("train.debug_nonfinite=true");
   if (files.empty()) {
     // --resume with only a run directory: continue with the config saved there.
     if (!args.resume || args.run_dir.empty())
       throw UsageError("train: give -c CONFIG (or --resume --run-dir DIR to continue a run)");
     files.push_back((fs::path(args.run_dir) / "config.yaml").string());
   }
-  Trainer trainer(load_config(files, args.config.overrides), opt);
+  Trainer trainer(load_config(files, overrides), opt);
   auto summary = trainer.run();
   if (!summary.main_rank) return;
   std::cout << "run directory: " << summary.run_dir.string() << "\n";
@@ -56,6 +59,9 @@ void register_train(CLI::App& app) {
   cmd->add_option("--run-dir", args->run_dir, "Run directory (default: log.dir/log.name)");
   cmd->add_option("--stop-after", args->stop_after,
                   "Stop as if preempted after N steps of this session (checkpoint + exit 0)");
+  cmd->add_flag("--debug-nonfinite", args->debug_nonfinite,
+                "On a non-finite loss or gradient, name the first module and op that produced a NaN / inf "
+                "and save the batch (train.debug_nonfinite=true)");
   cmd->callback([args] { run_train(*args); });
 }
 

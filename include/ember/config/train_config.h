@@ -40,6 +40,9 @@ struct TrainConfig {
   int64_t seed = 1234;
   Precision precision = Precision::fp32;
   OnNonfinite on_nonfinite = OnNonfinite::stop;
+  // On a non-finite step, replay it under a trace and write where the first NaN / inf appeared,
+  // with the batch, to <run>/nonfinite/step_<N>/ (train/nonfinite_report.h).
+  bool debug_nonfinite = false;
   int64_t threads = 0;  // intra-op threads; 0 = LibTorch default
   DeviceChoice device = DeviceChoice::automatic;
   ActivationCheckpointing activation_checkpointing = ActivationCheckpointing::none;
@@ -53,6 +56,7 @@ struct TrainConfig {
     v.field("seed", seed, Bound::non_negative());
     v.choice("precision", precision);
     v.choice("on_nonfinite", on_nonfinite);
+    v.field("debug_nonfinite", debug_nonfinite);
     v.field("threads", threads, Bound::non_negative());
     v.choice("device", device);
     v.choice("activation_checkpointing", activation_checkpointing);

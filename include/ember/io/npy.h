@@ -30,4 +30,8 @@ NpyHeader parse_npy_header(const uint8_t* bytes, size_t size, const std::string&
 // structured), or a file shorter than its header says (truncated).
 at::Tensor load_npy(const std::filesystem::path& path);
 
+// Writes t (any device; one of the dtypes load_npy reads) as a version-1 .npy file that
+// numpy.load reads, atomically. Throws DataError naming the path for another dtype.
+void save_npy(const std::filesystem::path& path, const at::Tensor& t);
+
 }  // namespace ember
