@@ -58,12 +58,15 @@ std::string without_block(const std::string& text, const std::string& header) {
 
 }  // namespace
 
-// Keys added since a model was trained must not change its hash while they keep their default:
-// without RoPE scaling, the text hashed is what ember wrote before model.mixer.rope_scaling existed
-// (so checkpoints from then still resume).
+// Keys added since a model was trained must not change its hash while they select the behaviour
+// it was trained with: without RoPE scaling, the text hashed is what ember wrote before
+// model.mixer.rope_scaling existed, and a Titans memory without inner gradient clipping (0) hashes
+// as before model.mixer.titans.inner_grad_clip existed (so checkpoints from then still resume,
+// with --set model.mixer.titans.inner_grad_clip=0).
 std::string model_hash(const ModelConfig& m) {
   std::string text = section_yaml(m);
   if (m.mixer.rope_scaling.type == RopeScalingType::none) text = without_block(text, "  rope_scaling:");
+  text = without_block(text, "    inner_grad_clip: 0.0");  // model.mixer.titans.*, indented twice
   return sha256_hex(text);
 }
 

@@ -11,6 +11,7 @@
 #include "ember/model/embedding_baselines.h"
 #include "ember/model/lev.h"
 #include "ember/model/mixers/attention.h"
+#include "ember/model/mixers/titans.h"
 #include "ember/util/error.h"
 #include "scratch.h"
 
@@ -286,4 +287,29 @@ TEST(Config, DistributedKeysAreReadAndCheckedByName) {
   EXPECT_NE(error_of({}, {"distributed.backend=mpi"}).find("distributed.backend"), std::string::npos);
   EXPECT_NE(error_of({}, {"distributed.timeout_s=0"}).find("distributed.timeout_s"), std::string::npos);
   EXPECT_NE(error_of({}, {"distributed.bucket_mb=-1"}).find("distributed.bucket_mb"), std::string::npos);
+}
+
+// A Titans run trained before model.mixer.titans.inner_grad_clip existed (the hash its checkpoint
+// stored, tiny.yaml + mixers/titans.yaml): its memory was not clipped, so it resumes with the clip
+// off (--set model.mixer.titans.inner_grad_clip=0) and is refused with the new default.
+TEST(Config, ModelHashOfTitansCheckpointsFromBeforeTheInnerClipResumesWithTheClipOff) {
+  auto old = ember::parse_config_text(R"(model:
+  vocab_size: 256
+  d_model: 128
+  n_layers: 4
+  n_heads: 4
+  max_seq_len: 256
+  embedding: {kind: tied}
+  mixer:
+    kind: titans
+    rope_base: 10000
+    titans: {chunk_size: 16, retrieval: after, memory_expansion: 4, theta_max: 0.1, conv_kernel: 4,
+             persistent_tokens: 4}
+  mlp: {d_ff: 384}
+)",
+                                      "old");
+  const std::string stored = "38d7c295eec04b1bf9e3c3011ad5b59ab6f1e8a0397815b7d9de866ef9ce7b22";
+  EXPECT_NE(ember::model_hash(old.model), stored);
+  old.model.mixer.get<ember::TitansConfig>().inner_grad_clip = 0.0;
+  EXPECT_EQ(ember::model_hash(old.model), stored);
 }

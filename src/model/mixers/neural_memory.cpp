@@ -1,6 +1,7 @@
 #include "ember/model/mixers/neural_memory.h"
 
 #include "ember/model/fast_swiglu.h"  // silu_derivative, shared with the CMS levels' fast weights
+#include "ember/model/nonfinite_trace.h"
 
 namespace ember {
 namespace {
@@ -102,9 +103,22 @@ ChunkPlan chunk_plan(const at::Tensor& q, const at::Tensor& k, const at::Tensor&
   return plan;
 }
 
+// ||u||_F^2 of each token's gradient u = (k^T dh, a^T g), from its vectors: the Frobenius norm of an
+// outer product is the product of the vectors' norms. Rows [.., n, d] -> [.., n, 1].
+at::Tensor gradient_norm_squared(const at::Tensor& k, const at::Tensor& dh, const at::Tensor& a, const at::Tensor& g) {
+  auto sq = [](const at::Tensor& x) { return x.pow(2).sum(-1, true); };
+  return sq(k) * sq(dh) + sq(a) * sq(g);
+}
+
+// min(1, clip / ||u||) as clip / sqrt(max(||u||^2, clip^2)): no division by zero and no infinite
+// derivative at u = 0, where a where() on clip / ||u|| would give NaN gradients.
+at::Tensor clip_factor(const at::Tensor& norm_squared, double clip) {
+  return clip * at::rsqrt(at::clamp_min(norm_squared, clip * clip));
+}
+
 // One chunk of n tokens from the chunk-start state (docs/mixers.md, Titans steps 1-4); tensors
 // [BH, n, ...] and the state's [BH, d_h, m] / [BH, m, d_h].
-at::Tensor memory_chunk(MemoryState& st, const ChunkPlan& c, Retrieval retrieval) {
+at::Tensor memory_chunk(MemoryState& st, const ChunkPlan& c, Retrieval retrieval, double grad_clip) {
   const double two_over_d = 2.0 / static_cast<double>(c.k.size(-1));
   // 1. Keys through the chunk-start weights; per-token gradients are (k^T Dh, Ak^T G), never formed.
   auto hk = at::bmm(c.k, st.w1);
@@ -113,6 +127,10 @@ at::Tensor memory_chunk(MemoryState& st, const ChunkPlan& c, Retrieval retrieval
   auto g = at::baddbmm(c.kv, ak, st.w2, 1.0, two_over_d);  // dloss/dM(k)
   auto slope = at::addcmul(sig, ak, 1 - sig);              // SiLU'(hk) = s + SiLU(hk)(1 - s)
   auto dh = at::bmm(g, transposed(st.w2)) * slope;         // dloss/d(k W1)
+  if (grad_clip > 0) {  // 1b. each token's gradient scaled to norm <= clip: G, Dh rows by one factor
+    const auto scale = clip_factor(gradient_norm_squared(c.k, dh, ak, g), grad_clip);
+    g = g * scale, dh = dh * scale;
+  }
   at::Tensor y;
   if (retrieval == Retrieval::chunk) {
     y = at::baddbmm(c.q, at::silu(at::bmm(c.q, st.w1)), st.w2);  // M_{chunk start}(q)
@@ -158,7 +176,8 @@ std::pair<at::Tensor, at::Tensor> memory_gradient(const at::Tensor& w1, const at
   return {at::matmul(transposed(kr), dh), at::matmul(transposed(act), g)};  // (k^T dh, a^T g)
 }
 
-at::Tensor memory_scan(MemoryState& state, const MemoryInputs& in, int64_t chunk, Retrieval retrieval) {
+at::Tensor memory_scan(MemoryState& state, const MemoryInputs& in, int64_t chunk, Retrieval retrieval,
+                       double grad_clip) {
   const int64_t batch = in.q.size(0), heads = in.q.size(1);
   const int64_t whole = in.length() / chunk, tail = in.length() - whole * chunk;
   // Heads join the batch, and whole chunks get a dimension: [B, H, T, ...] -> [BH, chunks, n, ...].
@@ -173,16 +192,33 @@ at::Tensor memory_scan(MemoryState& state, const MemoryInputs& in, int64_t chunk
   MemoryState st{state.w1.flatten(0, 1), state.w2.flatten(0, 1), state.s1.flatten(0, 1), state.s2.flatten(0, 1)};
   std::vector<at::Tensor> outputs;
   if (whole > 0) {
-    const auto plan = plan_of(0, whole, chunk);
-    for (int64_t j = 0; j < whole; ++j) outputs.push_back(memory_chunk(st, plan.chunk(j), retrieval));
+    const auto plan = [&] {
+      TraceScope scope("chunk coefficients");
+      return plan_of(0, whole, chunk);
+    }();
+    for (int64_t j = 0; j < whole; ++j) {
+      TraceScope scope("chunk", j);
+      outputs.push_back(memory_chunk(st, plan.chunk(j), retrieval, grad_clip));
+    }
   }
-  if (tail > 0) outputs.push_back(memory_chunk(st, plan_of(whole * chunk, 1, tail).chunk(0), retrieval));
+  if (tail > 0) {
+    TraceScope scope("chunk", whole);
+    outputs.push_back(memory_chunk(st, plan_of(whole * chunk, 1, tail).chunk(0), retrieval, grad_clip));
+  }
   auto unflat = [&](const at::Tensor& x) { return x.unflatten(0, {batch, heads}); };
   state = {unflat(st.w1), unflat(st.w2), unflat(st.s1), unflat(st.s2)};
   return unflat(at::cat(outputs, 1));
 }
 
-at::Tensor memory_scan_reference(MemoryState& state, const MemoryInputs& in, int64_t chunk, Retrieval retrieval) {
+std::pair<at::Tensor, at::Tensor> clip_gradient(const at::Tensor& u1, const at::Tensor& u2, double clip) {
+  if (clip <= 0) return {u1, u2};
+  auto norm_squared = u1.pow(2).sum({-2, -1}, true) + u2.pow(2).sum({-2, -1}, true);  // ||u||_F^2, written out
+  auto scale = at::minimum(at::ones_like(norm_squared), clip / norm_squared.sqrt());
+  return {u1 * scale, u2 * scale};
+}
+
+at::Tensor memory_scan_reference(MemoryState& state, const MemoryInputs& in, int64_t chunk, Retrieval retrieval,
+                                 double grad_clip) {
   auto& [w1, w2, s1, s2] = state;
   at::Tensor ref1, ref2;
   std::vector<at::Tensor> outputs;
@@ -191,7 +227,7 @@ at::Tensor memory_scan_reference(MemoryState& state, const MemoryInputs& in, int
     if (i % chunk == 0) ref1 = w1, ref2 = w2;  // t' = t - mod(t, C): the chunk-start weights
     auto q = in.q.narrow(2, i, 1);
     if (retrieval == Retrieval::before) outputs.push_back(memory_read(w1, w2, q));
-    auto [u1, u2] = memory_gradient(ref1, ref2, in.k.select(2, i), in.v.select(2, i));
+    auto [u1, u2] = clip_gradient(memory_gradient(ref1, ref2, in.k.select(2, i), in.v.select(2, i)), grad_clip);
     s1 = scalar(in.eta, i) * s1 - scalar(in.theta, i) * u1;  // S_t = eta_t S_{t-1} - theta_t u_t
     s2 = scalar(in.eta, i) * s2 - scalar(in.theta, i) * u2;
     w1 = (1 - scalar(in.alpha, i)) * w1 + s1;  // M_t = (1 - alpha_t) M_{t-1} + S_t

@@ -7,6 +7,7 @@
 #include "ember/model/init.h"
 #include "ember/model/mixers/short_conv.h"
 #include "ember/model/mixers/windowed_attention.h"
+#include "ember/model/nonfinite_trace.h"
 
 namespace ember {
 
@@ -18,6 +19,7 @@ void TitansConfig::fields(FieldVisitor& v) {
   v.field("theta_bias", theta_bias);
   v.field("eta_bias", eta_bias);
   v.field("alpha_bias", alpha_bias);
+  v.field("inner_grad_clip", inner_grad_clip, Bound::non_negative());
   v.field("conv_kernel", conv_kernel, Bound::positive());
   v.field("persistent_tokens", persistent_tokens, Bound::non_negative());
   v.choice("variant", variant);
@@ -91,7 +93,7 @@ at::Tensor Titans::scan(MemoryState& state, const MemoryInputs& in) const {
   const auto wide = at::promote_types(in.q.scalar_type(), at::kFloat);
   auto up = [wide](const at::Tensor& x) { return x.to(wide); };
   MemoryInputs wide_in{up(in.q), up(in.k), up(in.v), up(in.theta), up(in.eta), up(in.alpha)};
-  return memory_scan(state, wide_in, cfg_.chunk_size, cfg_.retrieval);
+  return memory_scan(state, wide_in, cfg_.chunk_size, cfg_.retrieval, cfg_.inner_grad_clip);
 }
 
 at::Tensor Titans::output(const at::Tensor& x, const at::Tensor& y, const at::Tensor& a) const {
@@ -111,14 +113,16 @@ struct AttentionWindowCache {
 at::Tensor Titans::attention_branch(const at::Tensor& ext, const Rope& rope, int64_t n_persistent, int64_t offset,
                                     AttentionWindowCache* cache) const {
   const int64_t B = ext.size(0), L = ext.size(1);
-  auto heads = [&](const at::Tensor& w) { return at::linear(ext, w).view({B, L, n_heads_, head_dim_}).transpose(1, 2); };
+  auto heads = [&](const at::Tensor& w) {
+    return at::linear(ext, w).view({B, L, n_heads_, head_dim_}).transpose(1, 2);
+  };
   auto rotate = [&](const at::Tensor& t) {  // persistent rows carry no position
     if (n_persistent == 0) return rope.apply(t, offset);
     return at::cat({t.narrow(2, 0, n_persistent), rope.apply(t.narrow(2, n_persistent, L - n_persistent), offset)}, 2);
   };
   auto q = rotate(heads(attn_w_[0])), k = rotate(heads(attn_w_[1])), v = heads(attn_w_[2]);
-  const auto q_pos = at::arange(offset - n_persistent, offset + L - n_persistent,
-                                at::TensorOptions(at::kLong).device(ext.device()));
+  const auto q_pos =
+      at::arange(offset - n_persistent, offset + L - n_persistent, at::TensorOptions(at::kLong).device(ext.device()));
   auto k_pos = q_pos;
   if (cache) {
     if (cache->k.defined()) {
@@ -127,7 +131,8 @@ at::Tensor Titans::attention_branch(const at::Tensor& ext, const Rope& rope, int
     }
     const int64_t next = offset + L - n_persistent;  // the next token's position
     const auto keep = (k_pos < 0).logical_or(k_pos > next - cfg_.window).nonzero().squeeze(1);
-    cache->k = k.index_select(2, keep), cache->v = v.index_select(2, keep), cache->positions = k_pos.index_select(0, keep);
+    cache->k = k.index_select(2, keep), cache->v = v.index_select(2, keep),
+    cache->positions = k_pos.index_select(0, keep);
   }
   return windowed_attention(q, k, v, q_pos, k_pos, cfg_.window);
 }
@@ -136,8 +141,21 @@ at::Tensor Titans::forward(const at::Tensor& x, const Rope& rope) {
   auto ext = with_persistent(x);
   const int64_t n_p = ext.size(1) - x.size(1);
   auto state = initial_state(x.size(0));
-  auto y = scan(state, memory_inputs(ext, nullptr));
-  auto a = cfg_.variant == TitansVariant::mag ? attention_branch(ext, rope, n_p, 0, nullptr) : at::Tensor();
+  MemoryInputs in;
+  {
+    TraceScope scope("memory inputs");
+    in = memory_inputs(ext, nullptr);
+  }
+  at::Tensor y, a;
+  {
+    TraceScope scope("memory");
+    y = scan(state, in);
+  }
+  if (cfg_.variant == TitansVariant::mag) {
+    TraceScope scope("attention");
+    a = attention_branch(ext, rope, n_p, 0, nullptr);
+  }
+  TraceScope scope("output");
   return output(ext, y, a).narrow(1, n_p, x.size(1));  // persistent rows dropped
 }
 

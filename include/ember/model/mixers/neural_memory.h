@@ -44,12 +44,22 @@ at::Tensor memory_read(const at::Tensor& w1, const at::Tensor& w2, const at::Ten
 std::pair<at::Tensor, at::Tensor> memory_gradient(const at::Tensor& w1, const at::Tensor& w2, const at::Tensor& k,
                                                   const at::Tensor& v);
 
+// Each token's gradient u = (u1, u2) scaled to Frobenius norm at most `clip`:
+// u * min(1, clip / ||u||); clip <= 0 leaves it (docs/mixers.md, "Titans: a bounded inner step").
+std::pair<at::Tensor, at::Tensor> clip_gradient(const at::Tensor& u1, const at::Tensor& u2, double clip);
+inline std::pair<at::Tensor, at::Tensor> clip_gradient(const std::pair<at::Tensor, at::Tensor>& u, double clip) {
+  return clip_gradient(u.first, u.second, clip);
+}
+
 // Outputs y [B, H, T, d_h] of the tokens `in` read from a memory starting at `state`, which is
 // advanced to the state after the last token. Chunks are [jC, (j+1)C) of `in` (the last may be
-// short); within a chunk every gradient is taken at the chunk-start weights.
-at::Tensor memory_scan(MemoryState& state, const MemoryInputs& in, int64_t chunk, Retrieval retrieval);
+// short); within a chunk every gradient is taken at the chunk-start weights, and each token's
+// gradient is clipped to norm `grad_clip` (0: not clipped).
+at::Tensor memory_scan(MemoryState& state, const MemoryInputs& in, int64_t chunk, Retrieval retrieval,
+                       double grad_clip = 0.0);
 
 // The same, one token at a time with materialised per-token gradients: for tests only.
-at::Tensor memory_scan_reference(MemoryState& state, const MemoryInputs& in, int64_t chunk, Retrieval retrieval);
+at::Tensor memory_scan_reference(MemoryState& state, const MemoryInputs& in, int64_t chunk, Retrieval retrieval,
+                                 double grad_clip = 0.0);
 
 }  // namespace ember

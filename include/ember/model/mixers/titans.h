@@ -33,6 +33,10 @@ struct TitansConfig {
   double theta_bias = 0.0;       // initial gate biases: theta = theta_max / 2,
   double eta_bias = 0.0;         // momentum eta = 1/2,
   double alpha_bias = -4.0;      // forgetting alpha = 0.018 per token at initialisation
+  // Each token's inner gradient is scaled to norm <= this (0: off). Without a bound the inner
+  // descent diverges once theta x chunk x 1/(1 - eta) outgrows the loss's curvature, and the
+  // memory overflows fp32 within a sequence (docs/mixers.md, "Titans: a bounded inner step").
+  double inner_grad_clip = 1.0;
   int64_t conv_kernel = 4;
   int64_t persistent_tokens = 4;  // N_p
   TitansVariant variant = TitansVariant::lmm;  // lmm: the memory alone; mag: memory as a gate
