@@ -1,3 +1,4 @@
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include <unistd.h>
@@ -12,6 +13,7 @@
 #include "ember/data/text_encoder.h"
 #include "ember/eval/alignment.h"
 #include "ember/eval/attention_diagnostics.h"
+#include "ember/eval/memory_diagnostics.h"
 #include "ember/util/error.h"
 #include "ember/util/files.h"
 
@@ -26,6 +28,7 @@ struct AnalyzeArgs {
   bool json = false;
   std::string plot;  // PNG of both curves over depth
   std::string device = "auto";
+  int64_t seq_len = 0;  // 0: the run's train.seq_len
 };
 
 // rho_l and the mixer's cosine over depth, as one chart.
@@ -59,7 +62,7 @@ std::unique_ptr<Evaluation> open_evaluation(const AnalyzeArgs& args) {
   auto encoder = [&data] { return dataset_encoder(data.train.empty() ? data.val : data.train, "the run's data"); };
   LoaderOptions o;
   o.batch = args.batch_size;
-  o.seq_len = e->loaded.config.train.seq_len;
+  o.seq_len = args.seq_len > 0 ? args.seq_len : e->loaded.config.train.seq_len;
   o.shuffle = false;
   const auto shards = encode_text_inputs(args.data, encoder, e->scratch);
   try {
@@ -119,6 +122,44 @@ void run_attention(const AnalyzeArgs& args) {
                              l.gated ? fmt::format("{:.4f}", l.mean_gate) : "-");
 }
 
+nlohmann::json memory_json(const MemoryDiagnostics& d, const std::string& ckpt) {
+  nlohmann::json layers = nlohmann::json::array();
+  for (const auto& l : d.layers) {
+    nlohmann::json chunks = nlohmann::json::array();
+    for (const auto& c : l.chunks)
+      chunks.push_back({{"end", c.end}, {"w1_ratio", c.w1_ratio}, {"w2_ratio", c.w2_ratio},
+                        {"contribution", c.contribution}, {"theta", c.theta}, {"eta", c.eta}, {"alpha", c.alpha}});
+    layers.push_back({{"layer", l.layer}, {"alpha_bias", l.alpha_bias}, {"chunks", chunks}});
+  }
+  return {{"checkpoint", ckpt}, {"sequences", d.sequences}, {"seq_len", d.seq_len}, {"layers", layers}};
+}
+
+// The chunks ending at 1, 2, 4, ... chunks and the last: the shape of the curve in a few rows.
+bool shown(size_t i, size_t n) { return i + 1 == n || ((i + 1) & i) == 0; }
+
+void run_memory(const AnalyzeArgs& args) {
+  auto e = open_evaluation(args);
+  const auto result = memory_diagnostics(*e->loaded.model, *e->loader, args.batches);
+  const std::string ckpt = e->loaded.checkpoint_dir.string();
+  if (args.json) {
+    std::cout << memory_json(result, ckpt).dump(2) << "\n";
+    return;
+  }
+  std::cout << fmt::format("Titans memory of {} over {} sequences of {} tokens\n", ckpt, result.sequences,
+                           result.seq_len);
+  for (const auto& l : result.layers) {
+    std::cout << fmt::format("layer {}: forget-gate bias per head {:.3f}\n", l.layer, fmt::join(l.alpha_bias, " "));
+    std::cout << fmt::format("{:>8} {:>10} {:>10} {:>13} {:>8} {:>8} {:>8}\n", "tokens", "|W1|/|W1_0|",
+                             "|W2|/|W2_0|", "contribution", "theta", "eta", "alpha");
+    for (size_t i = 0; i < l.chunks.size(); ++i) {
+      const auto& c = l.chunks[i];
+      if (shown(i, l.chunks.size()))
+        std::cout << fmt::format("{:>8} {:>10.4f} {:>10.4f} {:>13.4f} {:>8.4f} {:>8.4f} {:>8.4f}\n", c.end, c.w1_ratio,
+                                 c.w2_ratio, c.contribution, c.theta, c.eta, c.alpha);
+    }
+  }
+}
+
 // --ckpt, --data, --batches, --batch-size, --json: what every analysis of a checkpoint takes.
 void add_common_options(CLI::App* cmd, AnalyzeArgs& args) {
   cmd->add_option("--ckpt", args.ckpt, "Run directory or checkpoint directory")->required();
@@ -132,36 +173,54 @@ void add_common_options(CLI::App* cmd, AnalyzeArgs& args) {
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
 }
 
+struct Analysis {
+  CLI::App* cmd;
+  std::shared_ptr<AnalyzeArgs> args;
+};
+
+// One analysis subcommand with the common options; `run` gets its parsed arguments.
+Analysis add_analysis(CLI::App* parent, const std::string& name, const std::string& description,
+                      const std::string& footer, void (*run)(const AnalyzeArgs&)) {
+  auto* cmd = parent->add_subcommand(name, description);
+  cmd->footer(footer);
+  auto args = std::make_shared<AnalyzeArgs>();
+  add_common_options(cmd, *args);
+  cmd->callback([args, run] { run(*args); });
+  return {cmd, args};
+}
+
 }  // namespace
 
 void register_analyze(CLI::App& app) {
   auto* cmd = app.add_subcommand("analyze", "Analyses of trained checkpoints");
   cmd->require_subcommand(1);
-  auto* align = cmd->add_subcommand(
-      "alignment",
-      "Per layer, mean cosine between each MLP's (and mixer's) output and the residual stream it is added to");
-  align->footer(
+  const auto align = add_analysis(
+      cmd, "alignment",
+      "Per layer, mean cosine between each MLP's (and mixer's) output and the residual stream it is added to",
       "rho_l near 1 means layer l's MLP reinforces what the stream already holds (Tapered LMs).\n"
       "Examples:\n"
       "  ember analyze alignment --ckpt runs/tiny --data data/pydoc/val_00000.bin\n"
       "  ember analyze alignment --ckpt runs/tiny/checkpoints/step_300 --data notes.txt --json\n"
-      "  ember analyze alignment --ckpt runs/tiny --data data/pydoc/val_00000.bin --plot alignment.png");
-  auto args = std::make_shared<AnalyzeArgs>();
-  add_common_options(align, *args);
-  align->add_option("--plot", args->plot, "Also write both curves over depth as a PNG");
-  align->callback([args] { run_alignment(*args); });
-
-  auto* attn = cmd->add_subcommand(
-      "attention",
-      "Per layer, the attention sink (mean attention on the first token) and the mean gate of gated attention");
-  attn->footer(
+      "  ember analyze alignment --ckpt runs/tiny --data data/pydoc/val_00000.bin --plot alignment.png",
+      run_alignment);
+  align.cmd->add_option("--plot", align.args->plot, "Also write both curves over depth as a PNG");
+  add_analysis(
+      cmd, "attention",
+      "Per layer, the attention sink (mean attention on the first token) and the mean gate of gated attention",
       "Gated attention should drive both down during training (docs/mixers.md).\n"
       "Examples:\n"
       "  ember analyze attention --ckpt runs/gated --data data/pydoc/val_00000.bin\n"
-      "  ember analyze attention --ckpt runs/tiny --data data/pydoc/val_00000.bin --batches 32 --json");
-  auto attn_args = std::make_shared<AnalyzeArgs>();
-  add_common_options(attn, *attn_args);
-  attn->callback([attn_args] { run_attention(*attn_args); });
+      "  ember analyze attention --ckpt runs/tiny --data data/pydoc/val_00000.bin --batches 32 --json",
+      run_attention);
+  const auto memory = add_analysis(
+      cmd, "memory",
+      "Titans: per layer, the memory's size and contribution along the sequence, the gates and forget bias",
+      "contribution = ||M_t(q) - q|| / ||q||: 0 when the memory has decayed to W = 0 (docs/mixers.md).\n"
+      "Examples:\n"
+      "  ember analyze memory --ckpt runs/titans --data data/pydoc/val_00000.bin\n"
+      "  ember analyze memory --ckpt runs/titans --data notes.txt --seq-len 4096 --batches 2 --json",
+      run_memory);
+  memory.cmd->add_option("--seq-len", memory.args->seq_len, "Sequence length (default: the run's train.seq_len)")->check(kPositive);
 }
 
 }  // namespace ember::cli

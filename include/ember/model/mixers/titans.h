@@ -62,10 +62,11 @@ class Titans : public Mixer {
   // before x (empty: none yet) and is advanced past x.
   MemoryInputs memory_inputs(const at::Tensor& x, std::vector<at::Tensor>* windows) const;
   MemoryState initial_state(int64_t batch) const;  // W1_0, W2_0 per head, S_0 = 0
+  at::Tensor with_persistent(const at::Tensor& x) const;  // x~ = P || x, [B, N_p + T, d]
+  at::Tensor gate_biases() const { return b_gates_; }     // [3, H]: theta, eta, alpha
   const TitansConfig& config() const { return cfg_; }
 
  private:
-  at::Tensor with_persistent(const at::Tensor& x) const;
   at::Tensor scan(MemoryState& state, const MemoryInputs& in) const;  // fp32 or wider
   // mag: the attention branch [B, H, L, d_h] of ext [B, L, d], whose first n_persistent rows are
   // persistent tokens and whose next row is the token at position `offset`; `cache` (null: none)
