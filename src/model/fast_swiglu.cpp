@@ -4,10 +4,15 @@
 
 #include <c10/util/Exception.h>
 
+#include "ember/model/inner_clip.h"
+
 namespace ember {
 namespace {
 
 at::Tensor transposed(const at::Tensor& x) { return x.transpose(-1, -2); }
+
+// Each row's squared norm: [B, n, k] -> [B, n, 1].
+at::Tensor sq(const at::Tensor& x) { return x.pow(2).sum(-1, true); }
 
 at::Tensor join(const at::Tensor& a, const at::Tensor& b) { return a.defined() ? at::cat({a, b}, 1) : b; }
 
@@ -40,15 +45,20 @@ SwiGLURead swiglu_read(const SwiGLUWeights& w, const at::Tensor& u) {
 at::Tensor swiglu_apply(const SwiGLUWeights& w, const at::Tensor& u) { return swiglu_read(w, u).y; }
 
 SwiGLUWeights swiglu_inner_grad(const SwiGLUWeights& w, const at::Tensor& u, const at::Tensor& teach,
-                                const SwiGLURead& read) {
-  auto s = at::silu(read.a);
-  auto dz = at::bmm(teach, w.down);  // d<teach, z W_down^T>/dz
+                                const SwiGLURead& read, double clip) {
+  auto s = at::silu(read.a), z = s * read.b;
+  auto delta = teach;
+  auto dz = at::bmm(delta, w.down);  // d<teach, z W_down^T>/dz
   auto da = dz * read.b * silu_derivative(read.a), db = dz * s;
-  return {at::bmm(transposed(da), u), at::bmm(transposed(db), u), at::bmm(transposed(teach), s * read.b)};
+  if (clip > 0) {  // each token's gradient (da u^T, db u^T, delta z^T) to norm <= clip: all linear in delta
+    const auto scale = inner_clip_factor(sq(delta) * sq(z) + (sq(da) + sq(db)) * sq(u), clip);
+    delta = delta * scale, da = da * scale, db = db * scale;
+  }
+  return {at::bmm(transposed(da), u), at::bmm(transposed(db), u), at::bmm(transposed(delta), z)};
 }
 
-SwiGLUWeights swiglu_inner_grad(const SwiGLUWeights& w, const at::Tensor& u, const at::Tensor& teach) {
-  return swiglu_inner_grad(w, u, teach, swiglu_read(w, u));
+SwiGLUWeights swiglu_inner_grad(const SwiGLUWeights& w, const at::Tensor& u, const at::Tensor& teach, double clip) {
+  return swiglu_inner_grad(w, u, teach, swiglu_read(w, u), clip);
 }
 
 namespace {
@@ -57,11 +67,11 @@ namespace {
 // a constant to the outer gradient unless the rule differentiates through it.
 SwiGLUWeights stepped(const SwiGLUWeights& w, const at::Tensor& u, const at::Tensor& teach, const SwiGLURead& read,
                       const LevelUpdate& rule) {
-  if (rule.differentiate) return w.minus(swiglu_inner_grad(w, u, teach, read), rule.lr);
+  if (rule.differentiate) return w.minus(swiglu_inner_grad(w, u, teach, read, rule.grad_clip), rule.lr);
   SwiGLUWeights step;
   {
     at::NoGradGuard constant;
-    step = swiglu_inner_grad(w, u, teach, read);
+    step = swiglu_inner_grad(w, u, teach, read, rule.grad_clip);
   }
   return w.minus(step, rule.lr);
 }
@@ -103,7 +113,8 @@ at::Tensor fast_swiglu_decode(const SwiGLU& mlp, const at::Tensor& u, const at::
     const int64_t position = st.position + i, chunk = rule.chunk;
     if (position > 0 && position % chunk == 0 && st.inputs.defined()) {  // chunk [position - C, position) is done
       TORCH_CHECK(st.teach.defined() && st.teach.size(1) >= chunk, "fast_swiglu_decode: a teach signal is missing");
-      st.weights = st.weights.minus(swiglu_inner_grad(st.weights, st.inputs, st.teach.narrow(1, 0, chunk)), rule.lr);
+      const auto teach_rows = st.teach.narrow(1, 0, chunk);
+      st.weights = st.weights.minus(swiglu_inner_grad(st.weights, st.inputs, teach_rows, rule.grad_clip), rule.lr);
       st.teach = rows_from(st.teach, chunk);
       st.inputs = at::Tensor();
     }

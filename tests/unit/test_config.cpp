@@ -11,6 +11,7 @@
 #include "ember/model/embedding_baselines.h"
 #include "ember/model/lev.h"
 #include "ember/model/mixers/attention.h"
+#include "ember/model/mixers/hope_attention.h"
 #include "ember/model/mixers/titans.h"
 #include "ember/util/error.h"
 #include "scratch.h"
@@ -289,11 +290,11 @@ TEST(Config, DistributedKeysAreReadAndCheckedByName) {
   EXPECT_NE(error_of({}, {"distributed.bucket_mb=-1"}).find("distributed.bucket_mb"), std::string::npos);
 }
 
-// A Titans run trained before model.mixer.titans.inner_grad_clip existed (the hash its checkpoint
-// stored, tiny.yaml + mixers/titans.yaml): its memory was not clipped, so it resumes with the clip
-// off (--set model.mixer.titans.inner_grad_clip=0) and is refused with the new default.
-TEST(Config, ModelHashOfTitansCheckpointsFromBeforeTheInnerClipResumesWithTheClipOff) {
-  auto old = ember::parse_config_text(R"(model:
+namespace {
+
+// configs/tiny.yaml's model with the given `mixer:` block (indented by 4).
+ember::Config tiny_model_with_mixer(const std::string& mixer) {
+  return ember::parse_config_text(R"(model:
   vocab_size: 256
   d_model: 128
   n_layers: 4
@@ -301,15 +302,35 @@ TEST(Config, ModelHashOfTitansCheckpointsFromBeforeTheInnerClipResumesWithTheCli
   max_seq_len: 256
   embedding: {kind: tied}
   mixer:
-    kind: titans
+)" + mixer + "  mlp: {d_ff: 384}\n",
+                                  "old");
+}
+
+}  // namespace
+
+// A Titans run trained before model.mixer.titans.inner_grad_clip existed (the hash its checkpoint
+// stored, tiny.yaml + mixers/titans.yaml): its memory was not clipped, so it resumes with the clip
+// off (--set model.mixer.titans.inner_grad_clip=0) and is refused with the new default.
+TEST(Config, ModelHashOfTitansCheckpointsFromBeforeTheInnerClipResumesWithTheClipOff) {
+  auto old = tiny_model_with_mixer(R"(    kind: titans
     rope_base: 10000
     titans: {chunk_size: 16, retrieval: after, memory_expansion: 4, theta_max: 0.1, conv_kernel: 4,
              persistent_tokens: 4}
-  mlp: {d_ff: 384}
-)",
-                                      "old");
+)");
   const std::string stored = "38d7c295eec04b1bf9e3c3011ad5b59ab6f1e8a0397815b7d9de866ef9ce7b22";
   EXPECT_NE(ember::model_hash(old.model), stored);
   old.model.mixer.get<ember::TitansConfig>().inner_grad_clip = 0.0;
+  EXPECT_EQ(ember::model_hash(old.model), stored);
+}
+
+// The same for Hope-attention's CMS levels (model.mixer.hope_attention.inner_grad_clip; the hash a
+// tiny.yaml + mixers/hope_attention.yaml checkpoint stored before the clip existed).
+TEST(Config, ModelHashOfHopeCheckpointsFromBeforeTheInnerClipResumesWithTheClipOff) {
+  auto old = tiny_model_with_mixer(R"(    kind: hope_attention
+    hope_attention: {levels: 4, update: chunked, chunk_sizes: [16, 64, 256, 0], inner_lr: 0.01, signal: two_pass}
+)");
+  const std::string stored = "1919ba58abd1d3beff849e4215e9a0a6fdcec8ad395e1a182c84440cca455ad4";
+  EXPECT_NE(ember::model_hash(old.model), stored);
+  old.model.mixer.get<ember::HopeAttentionConfig>().inner_grad_clip = 0.0;
   EXPECT_EQ(ember::model_hash(old.model), stored);
 }

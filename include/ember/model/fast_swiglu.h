@@ -43,10 +43,12 @@ struct SwiGLURead {
 SwiGLURead swiglu_read(const SwiGLUWeights& w, const at::Tensor& u);
 at::Tensor swiglu_apply(const SwiGLUWeights& w, const at::Tensor& u);  // swiglu_read(w, u).y
 // sum_t grad_theta < teach_t, MLP_theta(u_t) > for u, teach [B, n, d]: per sequence, never per token
-// (`read`: the reads of u at w, reused).
-SwiGLUWeights swiglu_inner_grad(const SwiGLUWeights& w, const at::Tensor& u, const at::Tensor& teach);
+// (`read`: the reads of u at w, reused). clip > 0 scales each token's gradient to Frobenius norm
+// <= clip first (docs/mixers.md, "A bounded inner step"); 0 leaves it.
 SwiGLUWeights swiglu_inner_grad(const SwiGLUWeights& w, const at::Tensor& u, const at::Tensor& teach,
-                                const SwiGLURead& read);
+                                double clip = 0.0);
+SwiGLUWeights swiglu_inner_grad(const SwiGLUWeights& w, const at::Tensor& u, const at::Tensor& teach,
+                                const SwiGLURead& read, double clip = 0.0);
 
 // One level over a whole sequence, chunk by chunk (T need not be a multiple of the chunk): u the
 // level's normed input, x the stream it adds to (lens reads x + MLP(u)). With `differentiate` the

@@ -64,6 +64,7 @@ struct LevelUpdate {
   double lr = 0.0;
   bool differentiate = false;
   TeachSource signal = TeachSource::two_pass;
+  double grad_clip = 0.0;  // each token's inner gradient to norm <= grad_clip (0: unclipped)
   bool learns() const { return chunk > 0; }
 };
 

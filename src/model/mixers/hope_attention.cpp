@@ -14,6 +14,7 @@ void HopeAttentionConfig::fields(FieldVisitor& v) {
   v.field("inner_lr", inner_lr, Bound::non_negative());
   v.choice("signal", signal);
   v.field("differentiate_updates", differentiate_updates);
+  v.field("inner_grad_clip", inner_grad_clip, Bound::non_negative());
 }
 
 void HopeAttentionConfig::check(const ConfigChecker& c, const std::string& path) const {
@@ -30,7 +31,7 @@ std::vector<LevelUpdate> HopeAttentionConfig::level_updates() const {
   if (update != CmsUpdate::chunked) return {};
   std::vector<LevelUpdate> rules;
   for (double size : chunk_sizes)
-    rules.push_back({static_cast<int64_t>(size), inner_lr, differentiate_updates, signal});
+    rules.push_back({static_cast<int64_t>(size), inner_lr, differentiate_updates, signal, inner_grad_clip});
   return rules;
 }
 

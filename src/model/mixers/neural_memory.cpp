@@ -1,6 +1,7 @@
 #include "ember/model/mixers/neural_memory.h"
 
 #include "ember/model/fast_swiglu.h"  // silu_derivative, shared with the CMS levels' fast weights
+#include "ember/model/inner_clip.h"
 #include "ember/model/nonfinite_trace.h"
 
 namespace ember {
@@ -110,12 +111,6 @@ at::Tensor gradient_norm_squared(const at::Tensor& k, const at::Tensor& dh, cons
   return sq(k) * sq(dh) + sq(a) * sq(g);
 }
 
-// min(1, clip / ||u||) as clip / sqrt(max(||u||^2, clip^2)): no division by zero and no infinite
-// derivative at u = 0, where a where() on clip / ||u|| would give NaN gradients.
-at::Tensor clip_factor(const at::Tensor& norm_squared, double clip) {
-  return clip * at::rsqrt(at::clamp_min(norm_squared, clip * clip));
-}
-
 // One chunk of n tokens from the chunk-start state (docs/mixers.md, Titans steps 1-4); tensors
 // [BH, n, ...] and the state's [BH, d_h, m] / [BH, m, d_h].
 at::Tensor memory_chunk(MemoryState& st, const ChunkPlan& c, Retrieval retrieval, double grad_clip) {
@@ -128,7 +123,7 @@ at::Tensor memory_chunk(MemoryState& st, const ChunkPlan& c, Retrieval retrieval
   auto slope = at::addcmul(sig, ak, 1 - sig);              // SiLU'(hk) = s + SiLU(hk)(1 - s)
   auto dh = at::bmm(g, transposed(st.w2)) * slope;         // dloss/d(k W1)
   if (grad_clip > 0) {  // 1b. each token's gradient scaled to norm <= clip: G, Dh rows by one factor
-    const auto scale = clip_factor(gradient_norm_squared(c.k, dh, ak, g), grad_clip);
+    const auto scale = inner_clip_factor(gradient_norm_squared(c.k, dh, ak, g), grad_clip);
     g = g * scale, dh = dh * scale;
   }
   at::Tensor y;

@@ -29,6 +29,7 @@ struct HopeAttentionConfig {
   double inner_lr = 0.01;              // eta^(l), every level
   TeachSource signal = TeachSource::two_pass;  // the teach signal: first static pass, or lens
   bool differentiate_updates = false;  // outer gradients through the updates (else stop-grad)
+  double inner_grad_clip = 1.0;        // each token's inner gradient to norm <= this (0: unclipped)
 
   void fields(FieldVisitor& v);
   void check(const ConfigChecker& c, const std::string& path) const;
