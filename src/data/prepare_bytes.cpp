@@ -5,7 +5,7 @@
 
 #include "ember/data/byte_tokens.h"
 #include "ember/data/document_source.h"
-#include "ember/data/shard_writer.h"
+#include "ember/data/shard_set.h"
 #include "ember/util/error.h"
 #include "ember/util/files.h"
 #include "ember/util/sha256.h"
@@ -26,15 +26,12 @@ size_t single_document_cut(const std::string& text, double val_fraction) {
 
 PrepareSummary prepare_bytes(const BytePrepareOptions& opt) {
   const auto docs = list_documents(opt.inputs, opt.extensions, "prepare");
-  StagingGuard discard_on_error(opt.out_dir);
-  const fs::path staging = begin_staging(opt.out_dir);
-  ShardWriter train(staging, "train", opt.shard_tokens, kByteVocabSize);
-  ShardWriter val(staging, "val", opt.shard_tokens, kByteVocabSize);
+  ShardSet shards(opt.out_dir, opt.shard_tokens, kByteVocabSize);
   nlohmann::json sources = nlohmann::json::array();
   auto add = [&](const std::string& text, const std::string& where, bool is_val, nlohmann::json record) {
     std::vector<uint32_t> ids = byte_tokens(text);
     ids.push_back(kByteDocumentSeparator);
-    (is_val ? val : train).add(ids, where);
+    shards.add(ids, where, is_val);
     record.update({{"sha256", sha256_hex(text)},
                    {"bytes", text.size()},
                    {"tokens", ids.size()},
@@ -52,38 +49,13 @@ PrepareSummary prepare_bytes(const BytePrepareOptions& opt) {
     }
     add(text, doc.string(), document_goes_to_val(doc.string(), opt.val_fraction), {{"path", doc.string()}});
   }
-  train.flush();
-  val.flush();
-  if (train.written().empty() || val.written().empty())
-    throw DataError(
-        fmt::format("prepare: the {} split is empty: {} document(s) went by name to {} with --val-fraction "
-                    "{}; documents are assigned whole (a single one is cut), so use more of them or another "
-                    "--val-fraction",
-                    train.written().empty() ? "train" : "val", docs.size(), train.written().empty() ? "val" : "train",
-                    opt.val_fraction));
-  std::vector<std::string> names = train.written();
-  names.insert(names.end(), val.written().begin(), val.written().end());
-  publish_shards(opt.out_dir, names);
-  discard_on_error.release();
-  write_file_atomic(opt.out_dir / "train_token_counts.json", nlohmann::json(train.counts()).dump() + "\n");
-  nlohmann::json manifest = {{"tokenizer", "bytes"},
-                             {"vocab_size", kByteVocabSize},
-                             {"separator", kByteDocumentSeparator},
-                             {"dtype", "uint16"},
-                             {"val_fraction", opt.val_fraction},
-                             {"train_tokens", train.total()},
-                             {"val_tokens", val.total()},
-                             {"train_shards", train.written()},
-                             {"val_shards", val.written()},
-                             {"token_counts", "train_token_counts.json"},
-                             {"sources", sources}};
-  write_file_atomic(opt.out_dir / "manifest.json", manifest.dump(2) + "\n");
-  PrepareSummary s;
-  s.documents = static_cast<int64_t>(docs.size());
-  s.train_tokens = train.total();
-  s.val_tokens = val.total();
-  for (const auto& n : names) s.shards.push_back(opt.out_dir / n);
-  return s;
+  ShardSet::Description d;
+  d.tokenizer = {{"tokenizer", "bytes"}, {"separator", kByteDocumentSeparator}};
+  d.sources = std::move(sources);
+  d.documents = static_cast<int64_t>(docs.size());
+  d.val_fraction = opt.val_fraction;
+  d.empty_split_hint = "documents are assigned whole (a single one is cut), so use more of them or another --val-fraction";
+  return shards.finish(d);
 }
 
 }  // namespace ember

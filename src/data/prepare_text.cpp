@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "ember/data/document_source.h"
-#include "ember/data/shard_writer.h"
+#include "ember/data/shard_set.h"
 #include "ember/data/tokenizer.h"
 #include "ember/data/tokenizer_presets.h"
 #include "ember/util/error.h"
@@ -185,10 +185,7 @@ PrepareSummary prepare_text(const TextPrepareOptions& opt) {
   const auto docs = list_documents(opt.inputs, opt.extensions, "prepare");
   int64_t total_bytes = 0;
   for (const auto& d : docs) total_bytes += static_cast<int64_t>(fs::file_size(d));
-  StagingGuard discard_on_error(opt.out_dir);
-  const fs::path staging = begin_staging(opt.out_dir);  // an interrupted run must not look complete
-  ShardWriter train(staging, "train", opt.shard_tokens, tok.vocab_size());
-  ShardWriter val(staging, "val", opt.shard_tokens, tok.vocab_size());
+  ShardSet shards(opt.out_dir, opt.shard_tokens, tok.vocab_size());  // an interrupted run must not look complete
   std::vector<int64_t> source_tokens(docs.size(), 0);
   UnitReader reader(docs, opt);
   Progress progress(total_bytes, opt.progress);
@@ -204,55 +201,30 @@ PrepareSummary prepare_text(const TextPrepareOptions& opt) {
     encode_batch(tok, batch, std::max(1, opt.threads));
     for (auto& b : batch) {
       if (b.end_of_doc) b.ids.push_back(sep);
-      (b.val ? val : train).add(b.ids, docs[b.source].string());
+      shards.add(b.ids, docs[b.source].string(), b.val);
       source_tokens[b.source] += static_cast<int64_t>(b.ids.size());
     }
     progress.update(reader.bytes_read());
   }
   progress.update(reader.bytes_read(), true);
-  train.flush();
-  val.flush();
-  const bool eval_only = opt.val_fraction >= 1.0;  // e.g. the out-of-distribution corpora
-  if ((train.written().empty() && !eval_only) || val.written().empty())
-    throw DataError(
-        fmt::format("prepare: the {} split is empty: {} document(s) went by name to {} with "
-                    "--val-fraction {}; use more documents or another --val-fraction",
-                    val.written().empty() ? "val" : "train", docs.size(), val.written().empty() ? "train" : "val",
-                    opt.val_fraction));
-
   nlohmann::json sources = nlohmann::json::array();
   for (size_t i = 0; i < docs.size(); ++i)
     sources.push_back({{"path", docs[i].string()},
                        {"sha256", sha256_file_hex(docs[i])},
                        {"bytes", fs::file_size(docs[i])},
                        {"tokens", source_tokens[i]}});
-  std::vector<std::string> names = train.written();
-  names.insert(names.end(), val.written().begin(), val.written().end());
-  publish_shards(opt.out_dir, names);
-  discard_on_error.release();
-  write_file_atomic(opt.out_dir / "train_token_counts.json", nlohmann::json(train.counts()).dump() + "\n");
-  nlohmann::json manifest = {{"tokenizer", tok.name()},
-                             {"tokenizer_spec", opt.tokenizer},
-                             {"tokenizer_sha256", tok.hash()},
-                             {"vocab_size", tok.vocab_size()},
-                             {"separator", sep},
-                             {"dtype", tok.vocab_size() <= 65536 ? "uint16" : "uint32"},
-                             {"val_fraction", opt.val_fraction},
-                             {"train_tokens", train.total()},
-                             {"val_tokens", val.total()},
-                             {"train_shards", train.written()},
-                             {"val_shards", val.written()},
-                             {"token_counts", "train_token_counts.json"},
-                             {"sources", sources}};
-  if (!opt.corpus_name.empty()) manifest["corpus"] = opt.corpus_name;
-  write_file_atomic(opt.out_dir / "manifest.json", manifest.dump(2) + "\n");
-
-  PrepareSummary s;
-  s.documents = static_cast<int64_t>(docs.size());
-  s.train_tokens = train.total();
-  s.val_tokens = val.total();
-  for (const auto& n : names) s.shards.push_back(opt.out_dir / n);
-  return s;
+  ShardSet::Description d;
+  d.tokenizer = {{"tokenizer", tok.name()},
+                 {"tokenizer_spec", opt.tokenizer},
+                 {"tokenizer_sha256", tok.hash()},
+                 {"separator", sep}};
+  if (!opt.corpus_name.empty()) d.tokenizer["corpus"] = opt.corpus_name;
+  d.sources = std::move(sources);
+  d.documents = static_cast<int64_t>(docs.size());
+  d.val_fraction = opt.val_fraction;
+  d.eval_only = opt.val_fraction >= 1.0;  // e.g. the out-of-distribution corpora
+  d.empty_split_hint = "use more documents or another --val-fraction";
+  return shards.finish(d);
 }
 
 }  // namespace ember

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "ember/data/shard_set.h"  // PrepareSummary
+
 namespace ember {
 
 struct BytePrepareOptions {
@@ -15,11 +17,6 @@ struct BytePrepareOptions {
   std::filesystem::path out_dir;
   double val_fraction = 0.05;
   int64_t shard_tokens = 50'000'000;
-};
-
-struct PrepareSummary {
-  int64_t documents = 0, train_tokens = 0, val_tokens = 0;
-  std::vector<std::filesystem::path> shards;
 };
 
 PrepareSummary prepare_bytes(const BytePrepareOptions& opt);
