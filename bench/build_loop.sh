@@ -101,8 +101,8 @@ python3 - "$clone/src/model/mixer.cpp" <<'PY'
 import sys
 p = sys.argv[1]
 s = open(p).read()
-s = s.replace('#include "ember/model/mixers/titans.h"\n',
-              '#include "ember/model/mixers/titans.h"\n#include "ember/model/mixers/token_shift.h"\n', 1)
+s = s.replace('#include "ember/model/mixers/titans/titans.h"\n',
+              '#include "ember/model/mixers/titans/titans.h"\n#include "ember/model/mixers/token_shift.h"\n', 1)
 row = ('      {.name = "token_shift",\n       .description = "build-loop probe",\n'
        '       .default_options = default_kind_options<TokenShiftConfig>,\n'
        '       .make = [](const MixerContext& c) { return std::make_shared<TokenShift>(c, c.config.get<TokenShiftConfig>()); }},\n')

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The one prepared GPU script (issues 14, 15), meant for a single `device` call of under 8 minutes:
+# The one prepared GPU script, meant for a single `device` call of under 8 minutes:
 #   1. build ember with CUDA (sm_90) against that machine's own torch, with the Debian libraries it
 #      lacks unpacked from .deps/debs (scripts/gpu_deps.sh fetches them here; carry .deps/debs);
 #   2. the gpu-labelled checks: CUDA LEV and RoPE kernels against the CPU ones, then their timing; which SDPA

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Data-parallel scaling over Gloo on this machine (issue 15): `ember train` as 1, 2 and 4 processes
+# Data-parallel scaling over Gloo on this machine: `ember train` as 1, 2 and 4 processes
 # of one intra-op thread each (`ember launch -n W`), the same micro-batch per rank (weak scaling:
 # W x the tokens per step), rounds interleaved 1,2,4,1,2,4,... Per run: global tokens/s (median
 # over the logged steps after warm-up), per-step communication wait that backward did not hide

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The loss head side by side (issue 14): ember's chunked linear cross-entropy vs the materialised
+# The loss head side by side: ember's chunked linear cross-entropy vs the materialised
 # logits + cross_entropy, forward + backward, each in its own process so that peak memory is its
 # own, alternating ABAB over ROUNDS. Prints one JSON line per run and a summary per shape.
 # Usage: bench/run_loss.sh [BUILD_DIR] [ROUNDS]

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The token mixers side by side (issue 11): (1) a training step of each mixer on the tiny body
+# The token mixers side by side: (1) a training step of each mixer on the tiny body
 # (configs/tiny.yaml: d 128, 4 layers, 4 heads, V 256) at B x T = 4 x 512, interleaved ABBA in one
 # process: tokens/s, time relative to attention, and the resident memory one step adds per token;
 # (2) the Titans memory scan, chunk-parallel against the token-by-token loop, at T = 1024, C = 16.

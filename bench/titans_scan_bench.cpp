@@ -1,7 +1,7 @@
 // The Titans memory scan: the exact chunk-parallel algorithm (memory_scan) against the
 // token-by-token loop (memory_scan_reference) on the same inputs, forward only, timed in ABAB
 // rounds. Prints one JSON line with the median seconds of each, their ratio per round (median and
-// range) and the largest output difference. Target (issue 11): chunked at least 5x faster at
+// range) and the largest output difference. Target: chunked at least 5x faster at
 // T = 1024, C = 16.
 // Denormals are flushed to zero on every thread, as `ember train` does on CPUs (util/denormals.h): the
 // memory decays towards zero over the sequence and its products would otherwise be denormal;
@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "ember/model/mixers/neural_memory.h"
+#include "ember/model/mixers/titans/neural_memory.h"
 #include "ember/util/denormals.h"
 #include "step_rounds.h"
 

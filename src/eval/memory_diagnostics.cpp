@@ -1,7 +1,7 @@
 #include "ember/eval/memory_diagnostics.h"
 
 #include "ember/eval/perplexity.h"
-#include "ember/model/mixers/titans.h"
+#include "ember/model/mixers/titans/titans.h"
 #include "ember/util/error.h"
 
 namespace ember {

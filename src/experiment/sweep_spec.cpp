@@ -1,5 +1,7 @@
 #include "ember/experiment/sweep_spec.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -116,10 +118,10 @@ void read_tasks(const SweepReader& r, const YAML::Node& tasks, SweepSpec& spec) 
     const std::string where = "tasks[" + std::to_string(i) + "]";
     if (!t.IsMap() || !t["name"] || !t["kind"] || !t["file"]) r.fail(where, "expected a map with name, kind and file");
     r.only(t, where + ".", {"name", "kind", "file", "limit"});
-    SweepSpec::Task task{r.scalar(t["name"], where + ".name"), r.scalar(t["kind"], where + ".kind"),
-                         r.scalar(t["file"], where + ".file"), 0};
-    if (task.kind != "choice" && task.kind != "lambada")
-      r.fail(where + ".kind", "unknown task kind '" + task.kind + "' (kinds: choice, lambada)");
+    SweepSpec::Task task{r.scalar(t["name"], where + ".name"), TaskKind::choice, r.scalar(t["file"], where + ".file"), 0};
+    const std::string kind = r.scalar(t["kind"], where + ".kind");
+    if (!enum_from_name(kind, task.kind))
+      r.fail(where + ".kind", "unknown task kind '" + kind + "' (kinds: " + fmt::format("{}", fmt::join(enum_spellings<TaskKind>(), ", ")) + ")");
     if (!std::filesystem::is_regular_file(task.file)) r.fail(where + ".file", "'" + task.file + "' not found");
     if (t["limit"]) task.limit = integer_at(r, r.scalar(t["limit"], where + ".limit"), where + ".limit", 0);
     spec.tasks.push_back(std::move(task));

@@ -10,6 +10,7 @@
 #include "ember/checkpoint/run_config.h"
 #include "ember/config/enum_names.h"
 #include "ember/config/json_writer.h"
+#include "ember/model/mixer.h"
 #include "ember/model/mixers/attention.h"
 #include "ember/util/error.h"
 
@@ -23,14 +24,27 @@ bool HfArchitecture::remote_code() const {
 
 std::string HfArchitecture::class_name() const { return remote_code() ? "EmberForCausalLM" : "LlamaForCausalLM"; }
 
+namespace {
+
+std::string exportable_mixers() {  // "attention and gated_attention"
+  std::vector<std::string> names;
+  for (const auto& k : mixer_kinds())
+    if (k.attention_gate) names.push_back(k.name);
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i) out += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+  return out;
+}
+
+}  // namespace
+
 HfArchitecture hf_architecture(LanguageModel& model) {
   const ModelConfig& m = model.config();
   HfArchitecture arch;
-  if (m.mixer.kind == "gated_attention")
-    arch.attention_gate = enum_name(m.mixer.get<GatedAttentionConfig>().gate);
-  else if (m.mixer.kind != "attention")
-    throw UsageError("export hf: mixer '" + m.mixer.kind +
-                     "' has no transformers counterpart (attention and gated_attention models export)");
+  const auto& kind = mixer_kind(m.mixer.kind);
+  if (!kind.attention_gate)
+    throw UsageError("export hf: mixer '" + m.mixer.kind + "' has no transformers counterpart (" +
+                     exportable_mixers() + " models export)");
+  arch.attention_gate = kind.attention_gate(mixer_context(m, 0));
   for (auto& block : model.blocks()) {
     if (block->mlps().size() != 1)
       throw UsageError("export hf: layers with a chain of MLPs have no transformers counterpart");

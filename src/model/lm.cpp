@@ -7,7 +7,6 @@
 #include "ember/model/activation_checkpoint.h"
 #include "ember/model/init.h"
 #include "ember/model/linear_cross_entropy.h"
-#include "ember/model/mixers/attention.h"
 #include "ember/model/nonfinite_trace.h"
 
 namespace ember {
@@ -163,11 +162,6 @@ at::Tensor LanguageModel::loss(const at::Tensor& ids, const at::Tensor& targets)
   TraceScope scope("head and loss");
   return linear_cross_entropy(h.reshape({-1, h.size(-1)}), head_weight(), targets.reshape({-1}),
                               cfg_.embedding.output_scale, loss_chunk_rows_);
-}
-
-void LanguageModel::set_attention_impl(AttentionImpl impl) {
-  for (auto& b : blocks_)
-    if (auto* attn = dynamic_cast<Attention*>(&b->mixer())) attn->set_impl(impl);
 }
 
 int64_t LanguageModel::num_parameters() const {

@@ -6,7 +6,7 @@
 #include "ember/model/mixers/attention.h"
 #include "ember/model/mixers/hope_attention.h"
 #include "ember/model/mixers/short_conv.h"
-#include "ember/model/mixers/titans.h"
+#include "ember/model/mixers/titans/titans.h"
 
 namespace ember {
 namespace {
@@ -20,7 +20,8 @@ std::vector<MixerKind> build_mixer_table() {
        .make =
            [](const MixerContext& c) {
              return std::make_shared<Attention>(c, c.config.get<AttentionConfig>().impl, Gate::none);
-           }},
+           },
+       .attention_gate = [](const MixerContext&) { return enum_name(Gate::none); }},
       {.name = "gated_attention",
        .description = "attention with a sigmoid gate on each head's output before W_O (G1)",
        .default_options = default_kind_options<GatedAttentionConfig>,
@@ -35,7 +36,8 @@ std::vector<MixerKind> build_mixer_table() {
              if (!o.match_params || o.gate == Gate::none) return std::vector<int64_t>{d_ff};
              const int64_t per_head = o.gate == Gate::elementwise ? c.head_dim : 1;
              return std::vector<int64_t>{gate_matched_d_ff(d_ff, c.d_model, c.d_model * c.n_heads * per_head)};
-           }},
+           },
+       .attention_gate = [](const MixerContext& c) { return enum_name(c.config.get<GatedAttentionConfig>().gate); }},
       {.name = "short_conv",
        .description = "a causal depthwise convolution over the last k tokens, no attention (a local-mixing control)",
        .default_options = default_kind_options<ShortConvConfig>,

@@ -11,6 +11,7 @@
 #include "ember/analysis/epsilon.h"
 #include "ember/data/text_encoder.h"
 #include "ember/model/autocast.h"
+#include "ember/train/device_choice.h"
 #include "ember/train/device_memory.h"
 #include "ember/train/lr_schedule.h"
 #include "ember/train/nonfinite_report.h"
@@ -25,18 +26,6 @@
 
 namespace ember {
 namespace {
-
-at::Device pick_device(DeviceChoice want, const DistEnv& dist) {
-  if (want == DeviceChoice::cuda && !torch::cuda::is_available())
-    throw ConfigError("train.device: 'cuda' requested but no CUDA device is available");
-  if (want == DeviceChoice::cuda || (want == DeviceChoice::automatic && torch::cuda::is_available())) {
-    if (dist.local_rank >= static_cast<int>(torch::cuda::device_count()))
-      throw ConfigError(fmt::format("distributed: local rank {} but only {} CUDA device(s) on this node",
-                                    dist.local_rank, torch::cuda::device_count()));
-    return {at::kCUDA, static_cast<c10::DeviceIndex>(dist.local_rank)};  // each rank binds its GPU
-  }
-  return at::kCPU;
-}
 
 // Intra-op threads: the configured number, else the cores shared among this node's ranks.
 void set_threads(int64_t configured, const DistEnv& dist) {
@@ -55,7 +44,7 @@ std::filesystem::path run_dir_of(const Config& cfg, const TrainOptions& opt) {
 Trainer::Trainer(Config cfg, TrainOptions opt) : cfg_(std::move(cfg)), opt_(std::move(opt)) {
   run_dir_ = run_dir_of(cfg_, opt_);
   dist_ = read_dist_env(process_environment());
-  device_ = pick_device(cfg_.train.device, dist_);
+  device_ = resolve_device(cfg_.train.device, "train.device", dist_.local_rank);
   // The rank's GPU becomes the current device, so that nothing (a library's context, NCCL's guess
   // of the device) lands on GPU 0 by default.
   if (device_.is_cuda()) c10::impl::VirtualGuardImpl(device_.type()).setDevice(device_);
@@ -325,7 +314,7 @@ void Trainer::log_geometry() {
                            {"step", state_.step},
                            {"method", "sampled"},
                            {"pairs", cfg_.eval.capacity_pairs},
-                           {"tied", cfg_.model.embedding.kind == "tied"}};
+                           {"tied", model_->embedding().tied_table().defined()}};  // the head reuses the table
   std::string line;
   const std::pair<const char*, at::Tensor> matrices[] = {{"input", model_->embedding().materialize()},
                                                          {"head", model_->head_weight()}};

@@ -12,7 +12,7 @@
 #include <iostream>
 #include <thread>
 
-#include "ember/dist/communicator.h"
+#include "ember/distributed/communicator.h"
 #include "tests/gpu/gpu_precondition.h"
 
 namespace {

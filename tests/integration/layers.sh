@@ -5,7 +5,7 @@ source "$(dirname "$0")/lib_common.sh"
 "$PY" - "$EMBER_SOURCE_DIR" <<'PY' || fail "a layer includes upward"
 import pathlib, re, sys
 root = pathlib.Path(sys.argv[1])
-rank = {"util": 0, "io": 1, "config": 2, "data": 3, "kernels": 3, "dist": 3, "model": 4, "checkpoint": 5,
+rank = {"util": 0, "io": 1, "config": 2, "data": 3, "kernels": 3, "distributed": 3, "model": 4, "checkpoint": 5,
         "eval": 6, "analysis": 6, "interop": 6, "train": 7, "experiment": 8}
 edges, bad = 0, []
 files = [*root.glob("src/*/**/*.cpp"), *root.glob("include/ember/*/**/*.h"), *root.glob("kernels/*.cpp"),

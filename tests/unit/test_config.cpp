@@ -12,7 +12,7 @@
 #include "ember/model/lev.h"
 #include "ember/model/mixers/attention.h"
 #include "ember/model/mixers/hope_attention.h"
-#include "ember/model/mixers/titans.h"
+#include "ember/model/mixers/titans/titans.h"
 #include "ember/util/error.h"
 #include "scratch.h"
 

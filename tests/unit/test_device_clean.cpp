@@ -6,6 +6,7 @@
 #include <torch/library.h>
 #include <torch/torch.h>
 
+#include "attention_impl.h"
 #include "ember/model/embedding.h"
 #include "ember/model/init.h"
 #include "ember/model/lev.h"
@@ -55,7 +56,7 @@ TEST(DeviceClean, EveryEmbeddingKindAndMixerRunsForwardAndBackwardOnTheMetaDevic
       ember::MetaInitScope meta;
       ember::LanguageModel m(c);
       m.set_activation_checkpointing(ember::ActivationCheckpointing::every_k, 2);
-      m.set_attention_impl(ember::AttentionImpl::reference);  // SDPA's decomposition has no C++ meta kernels
+      ember::testing::set_attention_impl(m, ember::AttentionImpl::reference);  // SDPA's decomposition has no C++ meta kernels
       auto ids = torch::empty({2, 12}, torch::TensorOptions(torch::kLong).device(torch::kMeta));
       const std::string what = embedding.name + " x " + mixer.name;
       at::Tensor loss;

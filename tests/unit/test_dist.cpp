@@ -7,10 +7,10 @@
 #include <map>
 #include <thread>
 
-#include "ember/dist/communicator.h"
-#include "ember/dist/environment.h"
-#include "ember/dist/grad_reducer.h"
-#include "ember/dist/zero_shards.h"
+#include "ember/distributed/communicator.h"
+#include "ember/distributed/environment.h"
+#include "ember/distributed/grad_reducer.h"
+#include "ember/distributed/zero_shards.h"
 #include "ember/util/cpus.h"
 #include "ember/util/error.h"
 

@@ -7,7 +7,7 @@
 #include "ember/data/shard.h"
 #include "ember/eval/memory_diagnostics.h"
 #include "ember/model/lm.h"
-#include "ember/model/mixers/titans.h"
+#include "ember/model/mixers/titans/titans.h"
 #include "ember/util/error.h"
 #include "scratch.h"
 

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "attention_impl.h"
 #include "ember/model/lev.h"
 #include "ember/model/lm.h"
 #include "ember/model/mixer.h"
@@ -139,9 +140,9 @@ TEST(Model, SdpaEqualsReferenceInFloat64) {
   m.to(torch::kDouble);
   torch::NoGradGuard ng;
   auto ids = torch::randint(0, 50, {2, 20}, torch::kLong);
-  m.set_attention_impl(ember::AttentionImpl::sdpa);
+  ember::testing::set_attention_impl(m, ember::AttentionImpl::sdpa);
   auto fused = m.forward(ids);
-  m.set_attention_impl(ember::AttentionImpl::reference);
+  ember::testing::set_attention_impl(m, ember::AttentionImpl::reference);
   auto ref = m.forward(ids);
   EXPECT_LT((fused - ref).abs().max().item<double>(), 1e-12);
 }

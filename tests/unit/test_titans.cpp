@@ -1,4 +1,4 @@
-// Titans (model/mixers/neural_memory.h, titans.h), against independent references in float64: the
+// Titans (model/mixers/titans/neural_memory.h, titans.h), against independent references in float64: the
 // analytic inner gradient against autograd; the chunk-parallel scan against the token-by-token
 // oracle (every retrieval variant, C in {1, 2, 4, 16}, lengths C does not divide, non-zero initial
 // momentum, eta = 0 and alpha = 1 present); streaming; theta = 0; the outer gradient against
@@ -8,7 +8,7 @@
 
 #include "central_differences.h"
 #include "ember/model/lm.h"
-#include "ember/model/mixers/titans.h"
+#include "ember/model/mixers/titans/titans.h"
 #include "test_helpers.h"
 
 namespace {

@@ -9,8 +9,8 @@
 #include "central_differences.h"
 #include "ember/model/lm.h"
 #include "ember/model/mixers/attention.h"
-#include "ember/model/mixers/titans.h"
-#include "ember/model/mixers/windowed_attention.h"
+#include "ember/model/mixers/titans/titans.h"
+#include "ember/model/mixers/titans/windowed_attention.h"
 #include "test_helpers.h"
 
 namespace {

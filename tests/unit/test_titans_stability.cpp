@@ -9,7 +9,7 @@
 
 #include "central_differences.h"
 #include "ember/model/autocast.h"
-#include "ember/model/mixers/titans.h"
+#include "ember/model/mixers/titans/titans.h"
 #include "test_helpers.h"
 
 namespace {

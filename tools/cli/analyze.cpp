@@ -56,7 +56,7 @@ struct Evaluation {
 std::unique_ptr<Evaluation> open_evaluation(const AnalyzeArgs& args) {
   auto e = std::make_unique<Evaluation>();
   e->loaded = load_trained_model(args.ckpt);
-  e->loaded.model->to(at::Device(resolve_device(args.device, "--device")));
+  e->loaded.model->to(resolve_device(args.device, "--device"));
   e->scratch = fs::temp_directory_path() / ("ember_analyze_" + std::to_string(::getpid()));
   const auto& data = e->loaded.config.data;
   auto encoder = [&data] { return dataset_encoder(data.train.empty() ? data.val : data.train, "the run's data"); };

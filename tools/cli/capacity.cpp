@@ -1,6 +1,5 @@
 // `ember capacity`: epsilon and representational capacity of embedding matrices
 // (docs/capacity.md), and `ember capacity bound` for a given d_model and epsilon.
-#include <torch/cuda.h>
 
 #include <iostream>
 #include <sstream>
@@ -52,7 +51,7 @@ CapacityOptions capacity_options(const CapacityArgs& a) {
   if (a.sample < 0) throw UsageError("--sample: expected a positive number of pairs");
   CapacityOptions o;
   o.tensor = a.tensor;
-  o.device = at::Device(resolve_device(a.device, "--device"));
+  o.device = resolve_device(a.device, "--device");
   o.constants = parse_constants(a.constants);
   o.epsilon.method = a.sample > 0 ? EpsilonMethod::kSampled
                      : a.moments  ? EpsilonMethod::kMoments
@@ -115,16 +114,6 @@ void add_bound(CLI::App& capacity) {
 }
 
 }  // namespace
-
-std::string resolve_device(const std::string& want, const std::string& flag) {
-  if (want == "cpu") return "cpu";
-  if (want == "cuda" || want == "auto") {
-    if (torch::cuda::is_available()) return "cuda";
-    if (want == "auto") return "cpu";
-    throw UsageError(flag + ": 'cuda' requested but no CUDA device is available");
-  }
-  throw UsageError(flag + ": expected auto, cpu or cuda, got '" + want + "'");
-}
 
 void register_capacity(CLI::App& app) {
   auto* cmd = app.add_subcommand("capacity", "Epsilon and representational capacity of embedding matrices");

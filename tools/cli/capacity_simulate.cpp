@@ -60,7 +60,7 @@ void run_simulate(const SimulateArgs& a) {
   o.draws = a.draws;
   o.steps = a.steps;
   o.seed = a.seed;
-  o.device = at::Device(resolve_device(a.device, "--device"));
+  o.device = resolve_device(a.device, "--device");
   write_points(a.out, {});  // fail on a bad path now, not after hours of simulation
   log::info("simulate: {} k x {} d on {}{}{}; writing {}", o.ks.size(), o.ds.size(), o.device.str(),
             o.random ? fmt::format(", random: {} draws", o.draws) : "",

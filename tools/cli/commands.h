@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "ember/train/device_choice.h"  // resolve_device, for every --device
+
 namespace ember::cli {
 
 // CLI11's PositiveNumber / NonNegativeNumber report "Value 0 not in range 0.000000 to 1.797e308";
@@ -59,8 +61,5 @@ void print_json_array(const std::vector<T>& items, ToJson to_json) {
   for (const auto& item : items) out.push_back(to_json(item));
   std::cout << out.dump(2) << "\n";
 }
-
-// "auto" (CUDA when available), "cpu" or "cuda"; UsageError naming `flag` otherwise.
-std::string resolve_device(const std::string& want, const std::string& flag);
 
 }  // namespace ember::cli

@@ -12,6 +12,7 @@
 #include "ember/data/token_counts.h"
 #include "ember/eval/frequency_buckets.h"
 #include "ember/eval/perplexity.h"
+#include "ember/eval/task_kind.h"
 #include "ember/eval/task_scoring.h"
 #include "ember/io/safetensors.h"
 #include "ember/util/error.h"
@@ -46,6 +47,13 @@ void write_first_batch_logits(LanguageModel& model, BatchLoader& loader, const a
   });
 }
 
+TaskKind task_kind_of(const std::string& name) {
+  TaskKind kind{};
+  if (!enum_from_name(name, kind))
+    throw UsageError("eval: --task '" + name + "' is unknown (tasks: choice FILE.jsonl, lambada FILE)");
+  return kind;
+}
+
 // --task choice|lambada FILE: the task's accuracy instead of perplexity.
 void run_task(const EvalArgs& args, LoadedModel& loaded, const at::Device& device) {
   const auto& data = loaded.config.data;
@@ -58,7 +66,7 @@ void run_task(const EvalArgs& args, LoadedModel& loaded, const at::Device& devic
   };
   nlohmann::json j = {
       {"checkpoint", loaded.checkpoint_dir.string()}, {"step", loaded.step}, {"task", kind}, {"file", file}};
-  if (kind == "choice") {
+  if (task_kind_of(kind) == TaskKind::choice) {
     const auto tally = score_choice_task(*loaded.model, encoder, cap(read_choice_items(file)), device);
     j.update({{"items", tally.items}, {"accuracy", tally.accuracy()}, {"accuracy_norm", tally.accuracy_norm()}});
     if (!args.json)
@@ -133,12 +141,11 @@ nlohmann::json result_json(const std::string& name, const BucketedEval& result, 
 
 void run_eval(const EvalArgs& args) {
   if (args.buckets) check_bucket_edges(args.edges);
-  if (!args.task.empty() && args.task[0] != "choice" && args.task[0] != "lambada")
-    throw UsageError("eval: --task '" + args.task[0] + "' is unknown (tasks: choice FILE.jsonl, lambada FILE)");
+  if (!args.task.empty()) task_kind_of(args.task[0]);  // a bad task fails before the model loads
   auto loaded = load_trained_model(args.path);
   const auto& cfg = loaded.config;
   if (!args.task.empty()) {
-    const at::Device device(resolve_device(args.device, "--device"));
+    const at::Device device = resolve_device(args.device, "--device");
     loaded.model->to(device);
     return run_task(args, loaded, device);
   }
@@ -148,7 +155,7 @@ void run_eval(const EvalArgs& args) {
   o.seq_len = cfg.train.seq_len;
   o.shuffle = false;
   const int64_t batches = args.batches >= 0 ? args.batches : cfg.eval.batches;
-  const at::Device device(resolve_device(args.device, "--device"));
+  const at::Device device = resolve_device(args.device, "--device");
   loaded.model->to(device);
   const bool bf16 = args.precision.empty() ? cfg.train.precision == Precision::bf16 : args.precision == "bf16";
   std::vector<int64_t> counts;

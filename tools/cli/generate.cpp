@@ -23,7 +23,7 @@ void run_generate(const GenerateArgs& a) {
   if (a.prompt.empty() == a.prompt_file.empty())
     throw UsageError("generate: give exactly one of --prompt TEXT or --prompt-file FILE");
   auto loaded = load_trained_model(a.path);
-  loaded.model->to(at::Device(resolve_device(a.device, "--device")));
+  loaded.model->to(resolve_device(a.device, "--device"));
   const auto& data = loaded.config.data;
   const TextEncoder encoder = dataset_encoder(data.train.empty() ? data.val : data.train, "the run's data");
   const std::string prompt = a.prompt.empty() ? read_text_file(a.prompt_file) : a.prompt;

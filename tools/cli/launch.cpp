@@ -1,6 +1,6 @@
 // `ember launch`: this node's ranks of a distributed job (library: dist/launcher.h).
 #include "cli/commands.h"
-#include "ember/dist/launcher.h"
+#include "ember/distributed/launcher.h"
 
 namespace ember::cli {
 

@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "ember/eval/task_kind.h"
+
 namespace ember {
 
 struct SweepMember {
@@ -33,7 +35,9 @@ struct SweepSpec {
   bool capacity = false;       // evals: [capacity]: exact epsilon and cosine histogram of the input embedding
   int64_t eval_batches = 0;    // 0: the whole validation set
   struct Task {
-    std::string name, kind, file;  // kind: choice | lambada (ember eval --task)
+    std::string name;
+    TaskKind kind = TaskKind::choice;  // as ember eval --task
+    std::string file;
     int64_t limit = 0;             // items scored (0: all)
   };
   std::vector<Task> tasks;  // zero-shot tasks after training, reported by name

@@ -10,7 +10,6 @@
 #include "ember/config/train_config.h"
 #include "ember/model/block.h"
 #include "ember/model/embedding.h"
-#include "ember/model/mixers/attention.h"
 #include "ember/model/model_config.h"
 #include "ember/model/rope.h"
 
@@ -48,8 +47,7 @@ class LanguageModel : public torch::nn::Module {
   const Rope& rope() const { return rope_; }
   Embedding& embedding() { return *embedding_; }
   std::vector<std::shared_ptr<Block>>& blocks() { return blocks_; }
-  at::Tensor head_weight() const;               // V x D; the embedding table itself when tied
-  void set_attention_impl(AttentionImpl impl);  // every attention mixer (for tests)
+  at::Tensor head_weight() const;  // V x D; the embedding table itself when tied
   // Blocks whose activations are recomputed in backward (activation_checkpoint.h): none, all, or
   // every k-th; and the rows of logits per chunk of the loss (0: about 256 MB of fp32 logits).
   void set_activation_checkpointing(ActivationCheckpointing mode, int64_t k = 1);

@@ -80,6 +80,10 @@ struct MixerKind {
   std::function<std::vector<int64_t>(const MixerContext&, int64_t d_ff)> mlp_widths = {};
   // How each MLP of that chain learns in context; empty: every MLP is static.
   std::function<std::vector<LevelUpdate>(const MixerContext&)> level_updates = {};
+  // For kinds that are softmax attention as Llama has it: the gate on each head's output (none,
+  // elementwise or headwise), what a Hugging Face export writes; empty: the kind has no such
+  // counterpart and does not export.
+  std::function<std::string(const MixerContext&)> attention_gate = {};
 };
 
 const std::vector<MixerKind>& mixer_kinds();

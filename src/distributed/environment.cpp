@@ -1,4 +1,4 @@
-#include "ember/dist/environment.h"
+#include "ember/distributed/environment.h"
 
 #include <fmt/format.h>
 

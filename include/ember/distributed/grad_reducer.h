@@ -12,7 +12,7 @@
 #include <memory>
 #include <vector>
 
-#include "ember/dist/communicator.h"
+#include "ember/distributed/communicator.h"
 
 namespace ember {
 

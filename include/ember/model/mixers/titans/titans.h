@@ -5,14 +5,14 @@
 //   q, k, v = SiLU(CausalDepthwiseConv(x W_{Q,K,V})) per head;  q, k l2-normalised     (Titans §4.4)
 //   theta_t = theta_max sigmoid(x w_theta + b_theta),  eta_t = sigmoid(x w_eta + b_eta),
 //   alpha_t = sigmoid(x w_alpha + b_alpha)                                               (per head)
-//   y = neural memory (model/mixers/neural_memory.h) from learned per-head W1_0, W2_0, S_0 = 0
+//   y = neural memory (model/mixers/titans/neural_memory.h) from learned per-head W1_0, W2_0, S_0 = 0
 //   lmm: out = W_O( merge_heads( RMSNorm_head(y) * SiLU(x W_g) ) )
 //   mag: a = SW-Attn*(x~): RoPE attention over a window of `window` tokens plus the persistent
 //        tokens' keys, which every query sees (windowed_attention.h; Titans Eq. 27)
 //        out = W_O( merge_heads( RMSNorm_a(a) * sigmoid(RMSNorm_head(y)) ) )          (Eq. 28)
 #pragma once
 #include "ember/model/mixer.h"
-#include "ember/model/mixers/neural_memory.h"
+#include "ember/model/mixers/titans/neural_memory.h"
 #include "ember/model/norm.h"
 
 namespace ember {

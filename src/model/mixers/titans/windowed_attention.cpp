@@ -1,4 +1,4 @@
-#include "ember/model/mixers/windowed_attention.h"
+#include "ember/model/mixers/titans/windowed_attention.h"
 
 namespace ember {
 

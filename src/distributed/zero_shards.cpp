@@ -1,4 +1,4 @@
-#include "ember/dist/zero_shards.h"
+#include "ember/distributed/zero_shards.h"
 
 #include <algorithm>
 

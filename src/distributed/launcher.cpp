@@ -1,4 +1,4 @@
-#include "ember/dist/launcher.h"
+#include "ember/distributed/launcher.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>

@@ -1,4 +1,4 @@
-#include "ember/model/mixers/titans.h"
+#include "ember/model/mixers/titans/titans.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 #include "ember/model/autocast.h"
 #include "ember/model/init.h"
 #include "ember/model/mixers/short_conv.h"
-#include "ember/model/mixers/windowed_attention.h"
+#include "ember/model/mixers/titans/windowed_attention.h"
 #include "ember/model/nonfinite_trace.h"
 
 namespace ember {

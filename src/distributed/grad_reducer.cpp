@@ -1,4 +1,4 @@
-#include "ember/dist/grad_reducer.h"
+#include "ember/distributed/grad_reducer.h"
 
 #include <torch/csrc/autograd/function_hook.h>
 #include <torch/csrc/autograd/variable.h>

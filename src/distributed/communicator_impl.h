@@ -1,4 +1,4 @@
-// Private to src/dist: what a Communicator and a PendingOp hold.
+// Private to src/distributed: what a Communicator and a PendingOp hold.
 #pragma once
 #include <torch/csrc/distributed/c10d/Backend.hpp>
 #include <torch/csrc/distributed/c10d/Store.hpp>
@@ -9,7 +9,7 @@
 #include <string>
 #include <thread>
 
-#include "ember/dist/communicator.h"
+#include "ember/distributed/communicator.h"
 
 namespace ember {
 
@@ -44,7 +44,7 @@ struct InProcessStore::Impl {
   c10::intrusive_ptr<c10d::Store> store;
 };
 
-// NCCL lives in its own translation unit (src/dist/nccl_backend.cpp), built only with CUDA.
+// NCCL lives in its own translation unit (src/distributed/nccl_backend.cpp), built only with CUDA.
 c10::intrusive_ptr<c10d::Backend> make_nccl_backend(const c10::intrusive_ptr<c10d::Store>& store, int rank,
                                                     int world, std::chrono::seconds timeout);
 

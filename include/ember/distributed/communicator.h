@@ -1,6 +1,6 @@
 // The collectives ember's trainer needs, over a LibTorch c10d process group: ProcessGroupGloo on
 // CPUs, ProcessGroupNCCL on GPUs, rendezvous through a TCPStore served by rank 0. The c10d headers
-// stay in src/dist/; a failed or timed-out collective becomes an ember::Error that says which
+// stay in src/distributed/; a failed or timed-out collective becomes an ember::Error that says which
 // operation, on which rank, and that a peer rank died or stalled.
 #pragma once
 #include <ATen/ATen.h>
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "ember/config/distributed_config.h"
-#include "ember/dist/environment.h"
+#include "ember/distributed/environment.h"
 
 namespace ember {
 

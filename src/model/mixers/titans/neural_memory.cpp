@@ -1,4 +1,4 @@
-#include "ember/model/mixers/neural_memory.h"
+#include "ember/model/mixers/titans/neural_memory.h"
 
 #include "ember/model/fast_swiglu.h"  // silu_derivative, shared with the CMS levels' fast weights
 #include "ember/model/inner_clip.h"

@@ -8,7 +8,7 @@
 
 #include <vector>
 
-#include "ember/dist/communicator.h"
+#include "ember/distributed/communicator.h"
 
 namespace ember {
 

@@ -1,0 +1,15 @@
+// The zero-shot task kinds `ember eval --task` scores and a sweep's `tasks:` name (eval/task_scoring.h).
+#pragma once
+#include <span>
+
+#include "ember/config/enum_names.h"
+
+namespace ember {
+
+enum class TaskKind { choice, lambada };  // multiple choice (HellaSwag layout), last-word prediction
+inline std::span<const EnumName<TaskKind>> enum_names(TaskKind) {
+  static constexpr EnumName<TaskKind> names[] = {{TaskKind::choice, "choice"}, {TaskKind::lambada, "lambada"}};
+  return names;
+}
+
+}  // namespace ember
