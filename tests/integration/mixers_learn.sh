@@ -1,5 +1,5 @@
 # Every mixer with an overlay trains the tiny default (configs/tiny.yaml + configs/mixers/<kind>.yaml,
-# 300 steps) on real text, the byte-level Python library documentation, to a final validation loss
+# 150 steps) on real text, the byte-level Python library documentation, to a final validation loss
 # within 0.3 nats of attention's, and the Titans MAG overlay trains 120 steps and learns. Every
 # run stops on a non-finite step (train.on_nonfinite=stop, the default): before the inner
 # gradient clips, Titans turned NaN here at step 94 and Hope-attention at step 2 (docs/mixers.md,
@@ -11,8 +11,8 @@ LIBRARY_DOCS=/usr/share/doc/python3.11/html/_sources/library  # Debian's python3
 "$EMBER" prepare bytes "$LIBRARY_DOCS" --out data >prepare.out 2>&1 || { cat prepare.out >&2; fail "prepare bytes"; }
 train_kind() {  # kind -> prints the final validation loss
   "$EMBER" train -c "$CONFIGS/tiny.yaml" -c "$CONFIGS/mixers/$1.yaml" --set 'data.train=[data/train_*.bin]' \
-    --set 'data.val=[data/val_*.bin]' --set train.threads=2 --set log.name="$1" --set checkpoint.every=300 \
-    --set train.on_nonfinite=stop \
+    --set 'data.val=[data/val_*.bin]' --set train.threads=2 --set log.name="$1" \
+    --set train.on_nonfinite=stop --set train.steps=150 --set checkpoint.every=150 \
     >"$1.out" 2>"$1.err" || { cat "$1.err" >&2; fail "training $1 failed"; }
   local loss; loss=$(sed -n 's/^final validation loss \([0-9.]*\),.*/\1/p' "$1.out")
   [ -n "$loss" ] || fail "$1 printed no final validation loss"
