@@ -31,7 +31,7 @@ at::Device LanguageModel::device() const { return final_norm_->parameters().fron
 at::Tensor LanguageModel::head_weight() const { return head_.defined() ? head_ : embedding_->tied_table(); }
 
 at::Tensor LanguageModel::hidden(const at::Tensor& ids) {
-  const auto teach = teach_for(ids);
+  const auto feedback = feedback_for(ids);
   auto x = [&] {
     TraceScope scope("embedding");
     return embedding_->forward(ids);
@@ -40,51 +40,49 @@ at::Tensor LanguageModel::hidden(const at::Tensor& ids) {
     Block* block = blocks_[l].get();
     TraceScope scope("layers", static_cast<int64_t>(l));
     if (!recompute_.empty() && recompute_[l])
-      x = checkpointed([block, this, teach](const at::Tensor& in) { return block->forward(in, rope_, nullptr, teach); },
-                       x);
+      x = checkpointed(
+          [block, this, feedback](const at::Tensor& in) { return block->forward(in, rope_, nullptr, feedback); }, x);
     else
-      x = block->forward(x, rope_, nullptr, teach);
+      x = block->forward(x, rope_, nullptr, feedback);
   }
   TraceScope scope("final_norm");
   return final_norm_->forward(x);
 }
 
-bool LanguageModel::learns_in_context() const {
-  return std::any_of(blocks_.begin(), blocks_.end(), [](const auto& b) { return b->learns_in_context(); });
+FeedbackNeeds LanguageModel::feedback_needs() const {
+  FeedbackNeeds needs;
+  for (const auto& b : blocks_) needs += b->feedback_needs();
+  return needs;
 }
 
-int64_t LanguageModel::levels_learning_from(TeachSource source) const {
-  int64_t n = 0;
-  for (const auto& b : blocks_) n += b->levels_learning_from(source);
-  return n;
+Feedback LanguageModel::feedback_for(const at::Tensor& ids) {
+  const auto needs = feedback_needs();
+  Feedback feedback;
+  if (needs.first_pass) feedback.first_pass = first_pass_feedback(ids);
+  if (needs.stream_reads > 0) feedback.at_stream = stream_feedback(ids, 0);
+  return feedback;
 }
 
-TeachSignal LanguageModel::teach_for(const at::Tensor& ids) {
-  TeachSignal teach;
-  if (levels_learning_from(TeachSource::two_pass) > 0) teach.rows = teach_signal(ids);
-  if (levels_learning_from(TeachSource::lens) > 0) teach.of_stream = lens_signal(ids, 0);
-  return teach;
-}
-
-std::function<at::Tensor(const at::Tensor&, int64_t)> LanguageModel::lens_signal(const at::Tensor& ids, int64_t first) {
+std::function<at::Tensor(const at::Tensor&, int64_t)> LanguageModel::stream_feedback(const at::Tensor& ids,
+                                                                                    int64_t first) {
   return [this, ids, first](const at::Tensor& stream, int64_t position) {
     const int64_t offset = position + 1 - first;  // where in ids the first row's target is
     const int64_t known = std::clamp<int64_t>(ids.size(1) - offset, 0, stream.size(1));
-    auto teach = at::zeros_like(stream);
+    auto gradient = at::zeros_like(stream);
     if (known > 0)
-      teach.narrow(1, 0, known).copy_(stream_gradient(stream.narrow(1, 0, known), ids.narrow(1, offset, known)));
-    return teach;
+      gradient.narrow(1, 0, known).copy_(stream_gradient(stream.narrow(1, 0, known), ids.narrow(1, offset, known)));
+    return gradient;
   };
 }
 
-at::Tensor LanguageModel::teach_signal(const at::Tensor& ids) {
+at::Tensor LanguageModel::first_pass_feedback(const at::Tensor& ids) {
   at::Tensor stream;
   {
     at::NoGradGuard no_grad;
     stream = embedding_->forward(ids);
-    for (auto& block : blocks_) stream = block->forward(stream, rope_);  // every level static
+    for (auto& block : blocks_) stream = block->forward(stream, rope_);  // no block reads feedback
   }
-  return lens_signal(ids, 0)(stream, 0);  // the same per-token gradient, at the final stream
+  return stream_feedback(ids, 0)(stream, 0);  // the same per-token gradient, at the final stream
 }
 
 at::Tensor LanguageModel::stream_gradient(const at::Tensor& stream, const at::Tensor& targets) {
@@ -106,9 +104,9 @@ void LanguageModel::set_activation_checkpointing(ActivationCheckpointing mode, i
 
 std::vector<BlockTrace> LanguageModel::trace(const at::Tensor& ids) {
   std::vector<BlockTrace> traces(blocks_.size());
-  const auto teach = teach_for(ids);
+  const auto feedback = feedback_for(ids);
   auto x = embedding_->forward(ids);
-  for (size_t l = 0; l < blocks_.size(); ++l) x = blocks_[l]->forward(x, rope_, &traces[l], teach);
+  for (size_t l = 0; l < blocks_.size(); ++l) x = blocks_[l]->forward(x, rope_, &traces[l], feedback);
   return traces;
 }
 
@@ -116,27 +114,25 @@ at::Tensor LanguageModel::forward(const at::Tensor& ids) { return logits_of(hidd
 
 at::Tensor LanguageModel::decode(const at::Tensor& ids, DecodeState& state) {
   if (state.layers.empty()) state.layers.resize(blocks_.size());
-  const bool learns = learns_in_context();
-  TeachSignal teach;
-  if (levels_learning_from(TeachSource::two_pass) > 0) teach.rows = decode_teach(ids, state);
-  if (levels_learning_from(TeachSource::lens) > 0) teach.of_stream = lens_signal(ids, state.position);
-  if (learns && state.levels.empty()) state.levels.resize(blocks_.size());
+  const auto needs = feedback_needs();
+  Feedback feedback;
+  if (needs.first_pass) feedback.first_pass = decode_first_pass(ids, state);
+  if (needs.stream_reads > 0) feedback.at_stream = stream_feedback(ids, state.position);
   auto x = embedding_->forward(ids);
-  for (size_t l = 0; l < blocks_.size(); ++l)
-    x = blocks_[l]->decode(x, rope_, state.layers[l], learns ? &state.levels[l] : nullptr, teach);
+  for (size_t l = 0; l < blocks_.size(); ++l) x = blocks_[l]->decode(x, rope_, state.layers[l], feedback);
   state.position += ids.size(1);
   return logits_of(final_norm_->forward(x));
 }
 
-// The teach signals of the positions before each new token: the static pass's stream of the token
-// before (kept from the last call) and of all new tokens but the last, against the new tokens.
-at::Tensor LanguageModel::decode_teach(const at::Tensor& ids, DecodeState& state) {
-  if (state.static_layers.empty()) state.static_layers.resize(blocks_.size());
+// The feedback of the positions before each new token: the first pass's stream of the token before
+// (kept from the last call) and of all new tokens but the last, against the new tokens.
+at::Tensor LanguageModel::decode_first_pass(const at::Tensor& ids, DecodeState& state) {
+  if (state.first_pass.empty()) state.first_pass.resize(blocks_.size());
   at::Tensor stream;
   {
     at::NoGradGuard no_grad;
     stream = embedding_->forward(ids);
-    for (size_t l = 0; l < blocks_.size(); ++l) stream = blocks_[l]->decode(stream, rope_, state.static_layers[l]);
+    for (size_t l = 0; l < blocks_.size(); ++l) stream = blocks_[l]->decode(stream, rope_, state.first_pass[l]);
   }
   auto before = state.last_stream.defined() ? at::cat({state.last_stream, stream}, 1) : stream;
   auto targets = state.last_stream.defined() ? ids : ids.narrow(1, 1, ids.size(1) - 1);
@@ -194,19 +190,17 @@ double LanguageModel::train_flops_per_token(int64_t seq_len) const {
   matmul_params += static_cast<double>(head_weight().numel()) * (head_.defined() ? 0 : 1);
   double attention = 0;
   for (const auto& b : blocks_) attention += static_cast<double>(b->mixer().extra_flops_per_token(seq_len));
-  return 6.0 * matmul_params + 3.0 * attention + in_context_flops_per_token(seq_len);  // backward = 2x forward
+  return 6.0 * matmul_params + 3.0 * attention + feedback_flops_per_token(seq_len);  // backward = 2x forward
 }
 
-// Levels that learn in context add the static first pass (the blocks' forward, no backward), the
-// teach signal (the head's matmul and its gradient at the stream: 4 d V) and per learning level its
-// inner gradient (4 matmuls of d x F: 8 d F), which backward differentiates too with `differentiate`.
-double LanguageModel::in_context_flops_per_token(int64_t seq_len) const {
-  const double teach = 4.0 * static_cast<double>(head_weight().numel());  // the head and its gradient
-  double flops = teach * static_cast<double>(levels_learning_from(TeachSource::lens));
-  const bool first_pass = levels_learning_from(TeachSource::two_pass) > 0;
-  if (first_pass) flops += teach;
+// Feedback costs, per token, the head's matmul and its gradient at the stream (4 d V) per read, and
+// for first-pass feedback the blocks' forward too (no backward); the chains add their own learning.
+double LanguageModel::feedback_flops_per_token(int64_t seq_len) const {
+  const auto needs = feedback_needs();
+  const double read = 4.0 * static_cast<double>(head_weight().numel());
+  double flops = read * static_cast<double>(needs.stream_reads) + (needs.first_pass ? read : 0.0);
   for (const auto& b : blocks_)
-    flops += (first_pass ? b->forward_flops_per_token(seq_len) : 0.0) + b->inner_gradient_flops_per_token();
+    flops += (needs.first_pass ? b->forward_flops_per_token(seq_len) : 0.0) + b->in_context_flops_per_token();
   return flops;
 }
 

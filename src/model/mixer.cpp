@@ -4,7 +4,8 @@
 
 #include "ember/config/kind_table.h"
 #include "ember/model/mixers/attention.h"
-#include "ember/model/mixers/hope_attention.h"
+#include "ember/model/mixers/hope_attention/cms_chain.h"
+#include "ember/model/mixers/hope_attention/hope_attention.h"
 #include "ember/model/mixers/short_conv.h"
 #include "ember/model/mixers/titans/titans.h"
 
@@ -57,7 +58,7 @@ std::vector<MixerKind> build_mixer_table() {
            [](const MixerContext& c, int64_t d_ff) {
              return cms_level_widths(d_ff, c.config.get<HopeAttentionConfig>().levels);
            },
-       .level_updates = [](const MixerContext& c) { return c.config.get<HopeAttentionConfig>().level_updates(); }},
+       .make_chain = make_cms_chain},
   };
 }
 
@@ -82,15 +83,5 @@ MixerContext mixer_context(const ModelConfig& cfg, int64_t layer) {
 }
 
 std::shared_ptr<Mixer> make_mixer(const MixerContext& ctx) { return mixer_kind(ctx.config.kind).make(ctx); }
-
-std::vector<int64_t> block_mlp_widths(const MixerContext& ctx, int64_t d_ff) {
-  const auto& row = mixer_kind(ctx.config.kind);
-  return row.mlp_widths ? row.mlp_widths(ctx, d_ff) : std::vector<int64_t>{d_ff};
-}
-
-std::vector<LevelUpdate> block_level_updates(const MixerContext& ctx) {
-  const auto& row = mixer_kind(ctx.config.kind);
-  return row.level_updates ? row.level_updates(ctx) : std::vector<LevelUpdate>{};
-}
 
 }  // namespace ember

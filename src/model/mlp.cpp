@@ -3,6 +3,11 @@
 
 namespace ember {
 
+at::Tensor silu_derivative(const at::Tensor& h) {
+  auto s = at::sigmoid(h);
+  return s * (1 + h * (1 - s));
+}
+
 SwiGLU::SwiGLU(int64_t d_model, int64_t d_ff, double init_std, double out_std) {
   w_gate_ = register_parameter("w_gate", normal_parameter({d_ff, d_model}, init_std));
   w_up_ = register_parameter("w_up", normal_parameter({d_ff, d_model}, init_std));

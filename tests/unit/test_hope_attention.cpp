@@ -6,7 +6,7 @@
 
 #include "ember/model/block.h"
 #include "ember/model/lm.h"
-#include "ember/model/mixers/hope_attention.h"
+#include "ember/model/mixers/hope_attention/hope_attention.h"
 #include "ember/util/error.h"
 
 namespace {

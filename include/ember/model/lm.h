@@ -15,14 +15,13 @@
 
 namespace ember {
 
-// The state of incremental decoding: one mixer state per block and the tokens seen. A model whose
-// levels learn in context also keeps its static first pass (mixer states and the final stream of
-// the last token, whose teach signal waits for the next token) and the levels' fast weights.
+// The state of incremental decoding: one block state per block and the tokens seen. When blocks
+// read first-pass feedback (model/feedback.h), decoding runs that pass too: its own block states,
+// and the final stream of the last token, whose feedback waits for the next token.
 struct DecodeState {
-  std::vector<std::unique_ptr<MixerState>> layers;
+  std::vector<BlockState> layers;
   int64_t position = 0;
-  std::vector<std::unique_ptr<MixerState>> static_layers;
-  std::vector<std::vector<FastSwiGLUState>> levels;
+  std::vector<BlockState> first_pass;
   at::Tensor last_stream;  // [B, 1, D]
 };
 
@@ -54,23 +53,17 @@ class LanguageModel : public torch::nn::Module {
   void set_loss_chunk_rows(int64_t rows) { loss_chunk_rows_ = rows; }
 
   at::Tensor logits_of(const at::Tensor& hidden) const;  // s h W^T
-  bool learns_in_context() const;  // some block has CMS levels updated in context
-  // The teach signal [B, T, D] of levels that learn in context (docs/mixers.md, "Hope-attention"):
-  // delta_t = d loss_t / d x_L,t, token t's next-token loss (target ids_{t+1}) differentiated at the
-  // final residual stream through the final norm and head only, from a first pass with every level
-  // static, without a graph; 0 at the last position, whose target is not in ids and which no update
-  // reaches. It depends on ids_0..ids_{t+1} only, and the update it feeds is first read at t + 1.
-  at::Tensor teach_signal(const at::Tensor& ids);
-  // What the levels learning in context read for ids: two_pass rows and/or the lens function.
-  TeachSignal teach_for(const at::Tensor& ids);
-  int64_t levels_learning_from(TeachSource source) const;
+  FeedbackNeeds feedback_needs() const;  // what the blocks read of the next-token feedback
+  // Feedback::first_pass for ids (model/feedback.h): from a first pass in which no block reads
+  // feedback, d loss_t / d x_L,t at the final stream; it depends on ids_0..ids_{t+1} only.
+  at::Tensor first_pass_feedback(const at::Tensor& ids);
 
   int64_t num_parameters() const;
   int64_t num_embedding_parameters() const;  // input side only
   // Training FLOPs per token (forward + backward): 6 N_matmul + 3 * attention score FLOPs, plus what
-  // levels learning in context add (in_context_flops_per_token).
+  // blocks that learn in context add (feedback_flops_per_token).
   double train_flops_per_token(int64_t seq_len) const;
-  double in_context_flops_per_token(int64_t seq_len) const;  // what learning in context adds (0: none)
+  double feedback_flops_per_token(int64_t seq_len) const;  // the feedback and learning in context (0: none)
 
  private:
   ModelConfig cfg_;
@@ -78,13 +71,12 @@ class LanguageModel : public torch::nn::Module {
   std::shared_ptr<Embedding> embedding_;
   std::vector<std::shared_ptr<Block>> blocks_;
   std::shared_ptr<RMSNorm> final_norm_;
+  Feedback feedback_for(const at::Tensor& ids);  // what the blocks read (feedback_needs)
   // d loss_t / d stream_t for final streams [B, n, D] against targets [B, n] (summed, not averaged).
   at::Tensor stream_gradient(const at::Tensor& stream, const at::Tensor& targets);
-  at::Tensor decode_teach(const at::Tensor& ids, DecodeState& state);  // the static pass of decode
-  // d loss_q / d stream_q for streams from position q on (a level's output for lens, the first
-  // pass's final stream for two_pass), against the targets ids[q + 1 - first] (ids starts at
-  // position `first`); 0 where ids holds no target.
-  std::function<at::Tensor(const at::Tensor&, int64_t)> lens_signal(const at::Tensor& ids, int64_t first);
+  // Feedback::at_stream for ids that start at position `first`: against the targets ids[q + 1 - first].
+  std::function<at::Tensor(const at::Tensor&, int64_t)> stream_feedback(const at::Tensor& ids, int64_t first);
+  at::Tensor decode_first_pass(const at::Tensor& ids, DecodeState& state);  // Feedback::first_pass of decode
   at::Tensor head_;              // undefined when tied
   std::vector<bool> recompute_;  // per block: activation checkpointing
   int64_t loss_chunk_rows_ = 0;

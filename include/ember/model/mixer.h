@@ -47,26 +47,7 @@ struct MixerContext {
 };
 MixerContext mixer_context(const ModelConfig& cfg, int64_t layer);
 
-// Where a level's teach signal comes from (fast_swiglu.h, docs/mixers.md "Hope-attention"): the
-// next-token gradient at the final stream of a first, static pass (two_pass), or at the level's own
-// output stream read through the final norm and head, in the same pass (lens).
-enum class TeachSource { two_pass, lens };
-inline std::span<const EnumName<TeachSource>> enum_names(TeachSource) {
-  static constexpr EnumName<TeachSource> names[] = {{TeachSource::two_pass, "two_pass"}, {TeachSource::lens, "lens"}};
-  return names;
-}
-
-// How one MLP of the block's chain learns in context (Hope-attention's CMS levels, fast_swiglu.h):
-// after every `chunk` tokens (0: never, a static level) a step of `lr` on the teach signal, which
-// the outer gradient flows through when `differentiate`.
-struct LevelUpdate {
-  int64_t chunk = 0;
-  double lr = 0.0;
-  bool differentiate = false;
-  TeachSource signal = TeachSource::two_pass;
-  double grad_clip = 0.0;  // each token's inner gradient to norm <= grad_clip (0: unclipped)
-  bool learns() const { return chunk > 0; }
-};
+class MlpChain;  // model/mlp_chain.h
 
 struct MixerKind {
   std::string name;
@@ -78,8 +59,11 @@ struct MixerKind {
   // width); empty: one MLP of width d_ff. Hope-attention splits it over its CMS levels; gated
   // attention may shrink it to pay for its gate.
   std::function<std::vector<int64_t>(const MixerContext&, int64_t d_ff)> mlp_widths = {};
-  // How each MLP of that chain learns in context; empty: every MLP is static.
-  std::function<std::vector<LevelUpdate>(const MixerContext&)> level_updates = {};
+  // The kind's own chain of those widths, registered in the block `owner` (model/mlp_chain.h);
+  // empty: the static chain.
+  std::function<std::unique_ptr<MlpChain>(torch::nn::Module& owner, const MixerContext&,
+                                          const std::vector<int64_t>& widths)>
+      make_chain = {};
   // For kinds that are softmax attention as Llama has it: the gate on each head's output (none,
   // elementwise or headwise), what a Hugging Face export writes; empty: the kind has no such
   // counterpart and does not export.
@@ -89,7 +73,5 @@ struct MixerKind {
 const std::vector<MixerKind>& mixer_kinds();
 const MixerKind& mixer_kind(const std::string& name);  // ConfigError with did-you-mean
 std::shared_ptr<Mixer> make_mixer(const MixerContext& ctx);
-std::vector<int64_t> block_mlp_widths(const MixerContext& ctx, int64_t d_ff);
-std::vector<LevelUpdate> block_level_updates(const MixerContext& ctx);  // empty: static
 
 }  // namespace ember

@@ -5,6 +5,8 @@
 
 namespace ember {
 
+at::Tensor silu_derivative(const at::Tensor& h);  // d/dh h sigmoid(h)
+
 class SwiGLU : public torch::nn::Module {
  public:
   SwiGLU(int64_t d_model, int64_t d_ff, double init_std, double out_std);

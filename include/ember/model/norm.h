@@ -16,4 +16,11 @@ class RMSNorm : public torch::nn::Module {
   double eps_;
 };
 
+// Bytes per token an RMSNorm of `width` keeps for backward with activations of `elem` bytes: its
+// fp32 input and output and, under autocast (elem < 4), the low-precision copy the next matmul keeps.
+inline double rmsnorm_activation_bytes_per_token(int64_t width, int64_t elem) {
+  const double w = static_cast<double>(width);
+  return 8.0 * w + (elem < 4 ? static_cast<double>(elem) * w : 0.0);
+}
+
 }  // namespace ember

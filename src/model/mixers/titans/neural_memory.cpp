@@ -1,6 +1,6 @@
 #include "ember/model/mixers/titans/neural_memory.h"
 
-#include "ember/model/fast_swiglu.h"  // silu_derivative, shared with the CMS levels' fast weights
+#include "ember/model/mlp.h"  // silu_derivative
 #include "ember/model/inner_clip.h"
 #include "ember/model/nonfinite_trace.h"
 

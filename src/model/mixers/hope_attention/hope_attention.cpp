@@ -1,4 +1,4 @@
-#include "ember/model/mixers/hope_attention.h"
+#include "ember/model/mixers/hope_attention/hope_attention.h"
 
 #include <cmath>
 

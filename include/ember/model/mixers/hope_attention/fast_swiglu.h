@@ -5,7 +5,7 @@
 //   theta <- theta - lr * sum_{t in chunk} grad_theta < delta_t, MLP_theta(u_t) >   at the chunk-start theta
 // where u_t is the level's (normed) input and delta_t the teach signal, the next-token loss's
 // gradient at the final residual stream, which the level's output reaches along the skip path
-// (model/lm.h: from a first, static pass). Tokens and chunks are 0-indexed: the step after token
+// (the model's Feedback, model/feedback.h: from a first, static pass, or at the level's own output). Tokens and chunks are 0-indexed: the step after token
 // i = (j+1)C - 1 is first read by token (j+1)C. The inner gradient is written out (no autograd
 // inside the loop, 8 d F FLOPs per token); each sequence of the batch has its own weights.
 #pragma once
@@ -13,20 +13,31 @@
 
 #include <functional>
 
-#include "ember/model/mixer.h"
+#include "ember/model/feedback.h"
 #include "ember/model/mlp.h"
+#include "ember/config/enum_names.h"
 
 namespace ember {
 
-at::Tensor silu_derivative(const at::Tensor& h);  // d/dh h sigmoid(h)
+// Where a level's teach signal comes from (docs/mixers.md "Hope-attention"): the next-token
+// gradient at the final stream of a first, static pass (two_pass: Feedback::first_pass), or at the
+// level's own output stream read through the final norm and head, in the same pass (lens:
+// Feedback::at_stream). In decoding, first_pass holds the rows of the positions before each new token.
+enum class TeachSource { two_pass, lens };
+inline std::span<const EnumName<TeachSource>> enum_names(TeachSource) {
+  static constexpr EnumName<TeachSource> names[] = {{TeachSource::two_pass, "two_pass"}, {TeachSource::lens, "lens"}};
+  return names;
+}
 
-// The teach signal a level reads. two_pass: `rows` [B, T, D], one per position (in decoding, those
-// of the positions before each new token). lens: `of_stream(stream, position)`, the next-token
-// gradient of the level's own output streams [B, n, D] from `position` on (all n targets known).
-struct TeachSignal {
-  at::Tensor rows;
-  std::function<at::Tensor(const at::Tensor& stream, int64_t position)> of_stream;
-  bool defined() const { return rows.defined() || static_cast<bool>(of_stream); }
+// How one level learns in context: after every `chunk` tokens (0: never, a static level) a step of
+// `lr` on the teach signal, which the outer gradient flows through when `differentiate`.
+struct LevelUpdate {
+  int64_t chunk = 0;
+  double lr = 0.0;
+  bool differentiate = false;
+  TeachSource signal = TeachSource::two_pass;
+  double grad_clip = 0.0;  // each token's inner gradient to norm <= grad_clip (0: unclipped)
+  bool learns() const { return chunk > 0; }
 };
 
 // Weights per sequence: gate, up [B, F, d], down [B, d, F] (SwiGLU's layout with a batch in front).
@@ -54,7 +65,7 @@ SwiGLUWeights swiglu_inner_grad(const SwiGLUWeights& w, const at::Tensor& u, con
 // level's normed input, x the stream it adds to (lens reads x + MLP(u)). With `differentiate` the
 // outer gradient flows through the updates (meta-learning); without, the updates are constants to
 // it (stop-grad) and the outer weights get the gradient of every chunk's read.
-at::Tensor fast_swiglu_forward(const SwiGLU& mlp, const at::Tensor& u, const at::Tensor& x, const TeachSignal& teach,
+at::Tensor fast_swiglu_forward(const SwiGLU& mlp, const at::Tensor& u, const at::Tensor& x, const Feedback& teach,
                                const LevelUpdate& rule);
 
 // Decoding: the current chunk's weights, its inputs so far and the teach signals known so far (the
@@ -70,7 +81,7 @@ struct FastSwiGLUState {
 // rows of the positions before each new token that the state lacks ([B, T' or T' - 1 at the start,
 // d]); lens: of_stream knows this call's targets, so the output streams of all new tokens but the
 // last get their signals now, and the last one's (`pending`) the next call.
-at::Tensor fast_swiglu_decode(const SwiGLU& mlp, const at::Tensor& u, const at::Tensor& x, const TeachSignal& teach,
+at::Tensor fast_swiglu_decode(const SwiGLU& mlp, const at::Tensor& u, const at::Tensor& x, const Feedback& teach,
                               const LevelUpdate& rule, FastSwiGLUState& state);
 
 }  // namespace ember

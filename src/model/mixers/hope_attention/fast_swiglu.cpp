@@ -1,4 +1,4 @@
-#include "ember/model/fast_swiglu.h"
+#include "ember/model/mixers/hope_attention/fast_swiglu.h"
 
 #include <vector>
 
@@ -22,11 +22,6 @@ at::Tensor rows_from(const at::Tensor& x, int64_t start) {
 }
 
 }  // namespace
-
-at::Tensor silu_derivative(const at::Tensor& h) {
-  auto s = at::sigmoid(h);
-  return s * (1 + h * (1 - s));
-}
 
 SwiGLUWeights SwiGLUWeights::of(const SwiGLU& mlp, int64_t batch) {
   auto expand = [batch](const at::Tensor& w) { return w.unsqueeze(0).expand({batch, w.size(0), w.size(1)}); };
@@ -78,11 +73,11 @@ SwiGLUWeights stepped(const SwiGLUWeights& w, const at::Tensor& u, const at::Ten
 
 }  // namespace
 
-at::Tensor fast_swiglu_forward(const SwiGLU& mlp, const at::Tensor& u, const at::Tensor& x, const TeachSignal& teach,
+at::Tensor fast_swiglu_forward(const SwiGLU& mlp, const at::Tensor& u, const at::Tensor& x, const Feedback& teach,
                                const LevelUpdate& rule) {
   if (!rule.learns() || !teach.defined()) return mlp.forward(u);
   const bool lens = rule.signal == TeachSource::lens;
-  TORCH_CHECK(lens ? static_cast<bool>(teach.of_stream) : teach.rows.sizes() == u.sizes(),
+  TORCH_CHECK(lens ? static_cast<bool>(teach.at_stream) : teach.first_pass.sizes() == u.sizes(),
               "fast_swiglu_forward: no teach signal of the level's kind, or of the input's shape");
   const int64_t length = u.size(1), chunk = rule.chunk;
   auto w = SwiGLUWeights::of(mlp, u.size(0));
@@ -94,20 +89,20 @@ at::Tensor fast_swiglu_forward(const SwiGLU& mlp, const at::Tensor& u, const at:
     out.push_back(read.y);
     if (start + n == length) break;  // the last chunk's update is read by no token
     const auto signal =
-        lens ? teach.of_stream((x.narrow(1, start, n) + read.y).detach(), start) : teach.rows.narrow(1, start, n);
+        lens ? teach.at_stream((x.narrow(1, start, n) + read.y).detach(), start) : teach.first_pass.narrow(1, start, n);
     w = stepped(w, uc, signal, read, rule);  // at the chunk-start weights
   }
   return at::cat(out, 1);
 }
 
-at::Tensor fast_swiglu_decode(const SwiGLU& mlp, const at::Tensor& u, const at::Tensor& x, const TeachSignal& teach,
+at::Tensor fast_swiglu_decode(const SwiGLU& mlp, const at::Tensor& u, const at::Tensor& x, const Feedback& teach,
                               const LevelUpdate& rule, FastSwiGLUState& st) {
   if (!rule.learns()) return mlp.forward(u);
   const bool lens = rule.signal == TeachSource::lens;
   if (!st.weights.gate.defined()) st.weights = SwiGLUWeights::of(mlp, u.size(0));
-  if (lens && st.pending.defined()) st.teach = join(st.teach, teach.of_stream(st.pending, st.position - 1));
+  if (lens && st.pending.defined()) st.teach = join(st.teach, teach.at_stream(st.pending, st.position - 1));
   st.pending = at::Tensor();
-  if (!lens && teach.rows.defined() && teach.rows.size(1) > 0) st.teach = join(st.teach, teach.rows);
+  if (!lens && teach.first_pass.defined() && teach.first_pass.size(1) > 0) st.teach = join(st.teach, teach.first_pass);
   std::vector<at::Tensor> out;
   for (int64_t i = 0; i < u.size(1);) {
     const int64_t position = st.position + i, chunk = rule.chunk;
@@ -126,7 +121,7 @@ at::Tensor fast_swiglu_decode(const SwiGLU& mlp, const at::Tensor& u, const at::
     if (lens) {  // the signals of the new streams whose targets this call holds; the last waits
       auto stream = x.narrow(1, i, n) + y;
       const int64_t known = i + n == u.size(1) ? n - 1 : n;
-      if (known > 0) st.teach = join(st.teach, teach.of_stream(stream.narrow(1, 0, known), position));
+      if (known > 0) st.teach = join(st.teach, teach.at_stream(stream.narrow(1, 0, known), position));
       if (known < n) st.pending = stream.narrow(1, known, 1);
     }
     i += n;

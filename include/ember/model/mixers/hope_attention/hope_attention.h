@@ -5,10 +5,11 @@
 // Level widths split the layer's (tapered) d_ff, so the chain has the Transformer's MLP weights;
 // k = 1 is the Transformer block. `update: static` trains the levels by the optimiser only (the
 // spec's H0); `update: chunked` also updates level l in context after every chunk_sizes[l] tokens
-// (Eq. 71, the spec's H1; model/fast_swiglu.h), on a next-token teach signal taken from a first,
+// (Eq. 71, the spec's H1; fast_swiglu.h, cms_chain.h), on a next-token teach signal taken from a first,
 // static pass (signal: two_pass) or from the level's own output stream (signal: lens).
 #pragma once
 #include "ember/model/mixers/attention.h"
+#include "ember/model/mixers/hope_attention/fast_swiglu.h"
 
 namespace ember {
 
