@@ -18,9 +18,9 @@ int main(int argc, char** argv) {
   const int64_t V = std::stoll(argv[1]), d = std::stoll(argv[2]);
   const std::string method = argc > 3 ? argv[3] : "exact";
   ember::EpsilonOptions o;
-  o.method = method == "moments"   ? ember::EpsilonMethod::kMoments
-             : method == "sampled" ? ember::EpsilonMethod::kSampled
-                                   : ember::EpsilonMethod::kExact;
+  o.method = method == "moments"   ? ember::EpsilonMethod::moments
+             : method == "sampled" ? ember::EpsilonMethod::sampled
+                                   : ember::EpsilonMethod::exact;
   if (argc > 4) o.block = std::stoll(argv[4]);
   o.progress_label = "bench";
   torch::manual_seed(0);

@@ -9,51 +9,41 @@
 
 namespace ember {
 
-std::string form_name(CapacityForm f) {
-  switch (f) {
-    case CapacityForm::kJl: return "jl";
-    case CapacityForm::kSingleConstant: return "single";
-    case CapacityForm::kFull: break;
-  }
-  return "full";
-}
-
 std::string form_formula(CapacityForm f) {
   switch (f) {
-    case CapacityForm::kJl: return "eps = sqrt(C ln(k) / d)";
-    case CapacityForm::kSingleConstant: return "eps = sqrt(C ln(k/d) / d)";
-    case CapacityForm::kFull: break;
+    case CapacityForm::jl: return "eps = sqrt(C ln(k) / d)";
+    case CapacityForm::single: return "eps = sqrt(C ln(k/d) / d)";
+    case CapacityForm::full: break;
   }
   return "eps = sqrt(C ln(k^a/d)^b / d^c)";
 }
 
 CapacityForm parse_form(const std::string& name) {
-  if (name == "jl") return CapacityForm::kJl;
-  if (name == "single") return CapacityForm::kSingleConstant;
-  if (name == "full") return CapacityForm::kFull;
-  throw UsageError("--form: expected jl, single or full, got '" + name + "'");
+  CapacityForm form{};
+  if (!enum_from_name(name, form)) throw UsageError("--form: expected jl, single or full, got '" + name + "'");
+  return form;
 }
 
 double form_epsilon(CapacityForm f, const std::vector<double>& q, double k, double d) {
   switch (f) {
-    case CapacityForm::kJl: return jl_epsilon(k, d, q[0]);
-    case CapacityForm::kSingleConstant: return single_constant_epsilon(k, d, q[0]);
-    case CapacityForm::kFull: break;
+    case CapacityForm::jl: return jl_epsilon(k, d, q[0]);
+    case CapacityForm::single: return single_constant_epsilon(k, d, q[0]);
+    case CapacityForm::full: break;
   }
   return full_form_epsilon(k, d, FullFormConstants{q[0], q[1], q[2], q[3]});
 }
 
 FullFormConstants CapacityFit::full_constants() const {
-  if (form != CapacityForm::kFull || params.size() != 4) throw UsageError("not a fit of the full form");
+  if (form != CapacityForm::full || params.size() != 4) throw UsageError("not a fit of the full form");
   return {params[0], params[1], params[2], params[3]};
 }
 
 nlohmann::json fit_json(const CapacityFit& f) {
   nlohmann::json params = nlohmann::json::object();
   for (size_t i = 0; i < f.params.size(); ++i) params[f.names[i]] = f.params[i];
-  return {{"form", form_name(f.form)},
+  return {{"form", enum_name(f.form)},
           {"formula", form_formula(f.form)},
-          {"points_kind", f.points_kind},
+          {"points_kind", enum_name(f.points_kind)},
           {"points", f.points},
           {"params", params},
           {"r2", f.r2},
@@ -63,22 +53,32 @@ nlohmann::json fit_json(const CapacityFit& f) {
           {"converged", f.converged}};
 }
 
-std::vector<PackingPoint> points_of_kind(const std::vector<PackingPoint>& points, const std::string& kind) {
-  if (kind == "all") return points;
-  std::vector<PackingPoint> out;
-  for (const auto& p : points)
-    if (p.kind == kind) out.push_back(p);
-  return out;
+std::pair<std::vector<PackingPoint>, FitPoints> fit_points(const std::vector<PackingPoint>& points, FitPoints choice,
+                                                           CapacityForm form) {
+  const auto of_kind = [&](PackingKind kind) {
+    std::vector<PackingPoint> out;
+    for (const auto& p : points)
+      if (p.kind == kind) out.push_back(p);
+    return out;
+  };
+  if (choice == FitPoints::automatic) {
+    const bool jl = form == CapacityForm::jl;
+    auto natural = of_kind(jl ? PackingKind::random : PackingKind::optimised);
+    if (natural.empty()) return {points, FitPoints::all};
+    return {natural, jl ? FitPoints::random : FitPoints::optimised};
+  }
+  if (choice == FitPoints::all) return {points, choice};
+  return {of_kind(choice == FitPoints::random ? PackingKind::random : PackingKind::optimised), choice};
 }
 
 CapacityFit fit_capacity_form(CapacityForm form, const std::vector<PackingPoint>& points) {
   CapacityFit fit;
   fit.form = form;
   fit.points = static_cast<int64_t>(points.size());
-  const bool full = form == CapacityForm::kFull;
+  const bool full = form == CapacityForm::full;
   fit.names = full ? std::vector<std::string>{"C", "a", "b", "c"} : std::vector<std::string>{"C"};
   if (points.size() < fit.names.size() + 1)
-    throw DataError(fmt::format("fit: the {} form needs more than {} points, got {}", form_name(form), fit.names.size(),
+    throw DataError(fmt::format("fit: the {} form needs more than {} points, got {}", enum_name(form), fit.names.size(),
                                 points.size()));
   LeastSquaresProblem problem;
   problem.residuals = [&](const std::vector<double>& q, std::vector<double>& r) {

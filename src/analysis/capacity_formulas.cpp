@@ -70,27 +70,27 @@ double jl_epsilon(double k, double d, double C) {
 }
 
 CapacityClass capacity_class(double eps) {
-  if (eps <= 0 || eps > 0.2) return CapacityClass::kClass1;  // eps <= 0: no bound defined (docs/capacity.md)
-  if (eps < 0.1) return CapacityClass::kNearOrthogonal;      // docs/capacity.md: finite for eps < 0.1
-  return CapacityClass::kIndeterminate;
+  if (eps <= 0 || eps > 0.2) return CapacityClass::class1;  // eps <= 0: no bound defined (docs/capacity.md)
+  if (eps < 0.1) return CapacityClass::near_orthogonal;      // docs/capacity.md: finite for eps < 0.1
+  return CapacityClass::indeterminate;
 }
 
 std::string class_label(CapacityClass c) {
   switch (c) {
-    case CapacityClass::kNearOrthogonal: return "2";
-    case CapacityClass::kClass1: return "1";
-    case CapacityClass::kIndeterminate: break;
+    case CapacityClass::near_orthogonal: return "2";
+    case CapacityClass::class1: return "1";
+    case CapacityClass::indeterminate: break;
   }
   return "indeterminate";
 }
 
 std::string class_description(CapacityClass c) {
   switch (c) {
-    case CapacityClass::kNearOrthogonal:
+    case CapacityClass::near_orthogonal:
       return "class 2 (eps < 0.1: near-orthogonal, uses superposition; capacity is finite)";
-    case CapacityClass::kClass1:
+    case CapacityClass::class1:
       return "class 1 (eps > 0.2 or outside (0, 1]: the capacity formulas do not apply; most tied models)";
-    case CapacityClass::kIndeterminate: break;
+    case CapacityClass::indeterminate: break;
   }
   return "indeterminate (0.1 <= eps <= 0.2: between class 1 and class 2)";
 }

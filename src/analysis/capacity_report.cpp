@@ -27,7 +27,7 @@ std::string dtype_name(at::ScalarType t) {
 
 // The headline: the full form for class 2; the paper reports other geometries as indeterminate.
 std::string headline(const CapacityBounds& b) {
-  return b.cls == CapacityClass::kNearOrthogonal ? format_capacity(b.full) : "indeterminate";
+  return b.cls == CapacityClass::near_orthogonal ? format_capacity(b.full) : "indeterminate";
 }
 
 std::string shorten(const std::string& s, size_t width) {
@@ -36,9 +36,9 @@ std::string shorten(const std::string& s, size_t width) {
 
 std::string mode_cell(const EpsilonEstimate& e) {
   switch (e.method) {
-    case EpsilonMethod::kExact: return "exact";
-    case EpsilonMethod::kMoments: return "exact*";
-    case EpsilonMethod::kSampled: break;
+    case EpsilonMethod::exact: return "exact";
+    case EpsilonMethod::moments: return "exact*";
+    case EpsilonMethod::sampled: break;
   }
   return "sampled*";
 }
@@ -67,12 +67,12 @@ CapacityReport capacity_report(const EmbeddingMatrix& m, const CapacityOptions& 
 }
 
 double vocabulary_directions(const CapacityReport& r) {
-  if (r.head.empty()) return 0.0;
-  return static_cast<double>(r.estimate.rows) * (r.head == "untied" ? 2.0 : 1.0);  // ~2V untied, V tied
+  if (r.head == HeadTying::unknown) return 0.0;
+  return static_cast<double>(r.estimate.rows) * (r.head == HeadTying::untied ? 2.0 : 1.0);  // ~2V untied, V tied
 }
 
 std::optional<CapacityBound> feature_directions(const CapacityReport& r) {
-  if (r.head.empty() || r.bounds.cls != CapacityClass::kNearOrthogonal || !r.bounds.full.defined) return std::nullopt;
+  if (r.head == HeadTying::unknown || r.bounds.cls != CapacityClass::near_orthogonal || !r.bounds.full.defined) return std::nullopt;
   // ln(k - n) = ln k + ln(1 - n / k), in logs because k may exceed any double
   const double ln_k = r.bounds.full.ln_k, ratio = vocabulary_directions(r) * std::exp(-ln_k);
   return CapacityBound{ratio >= 1.0 ? -INFINITY : ln_k + std::log1p(-ratio)};
@@ -82,7 +82,7 @@ nlohmann::json bounds_json(const CapacityBounds& b) {
   const auto& k = b.constants;
   auto full = bound_json(b.full, "max_k = ceil((d exp((eps^2 d^c / C)^(1/b)))^(1/a))");
   full["constants"] = {{"C", k.C}, {"a", k.a}, {"b", k.b}, {"c", k.c}};
-  full["applicable"] = b.cls == CapacityClass::kNearOrthogonal;
+  full["applicable"] = b.cls == CapacityClass::near_orthogonal;
   auto single = bound_json(b.single, "k <= d exp(d eps^2 / C)");
   single["C"] = kSingleConstantC;
   auto jl = bound_json(b.jl, "k <= exp(d eps^2 / C)");
@@ -111,7 +111,7 @@ nlohmann::json report_json(const CapacityReport& r) {
                       {"V", e.rows},
                       {"d", e.dim},
                       {"method", method_label(e.method)},
-                      {"sampled", e.method == EpsilonMethod::kSampled},
+                      {"sampled", e.method == EpsilonMethod::sampled},
                       {"pairs", e.pairs},
                       {"mu", e.mu},
                       {"sigma", e.sigma},
@@ -121,12 +121,13 @@ nlohmann::json report_json(const CapacityReport& r) {
                       {"max_cosine", number_or_null(e.max_cosine)},
                       {"seconds", e.seconds}};
   if (!e.histogram.empty()) j["histogram"] = e.histogram;  // equal bins over [-1, 1]
-  j["head"] = r.head.empty() ? nlohmann::json() : nlohmann::json(r.head);
-  j["vocabulary_directions"] = r.head.empty() ? nlohmann::json() : nlohmann::json(vocabulary_directions(r));
+  const bool known = r.head != HeadTying::unknown;
+  j["head"] = known ? nlohmann::json(enum_name(r.head)) : nlohmann::json();
+  j["vocabulary_directions"] = !known ? nlohmann::json() : nlohmann::json(vocabulary_directions(r));
   const auto features = feature_directions(r);
   j["feature_directions"] =
       features ? bound_json(*features, "full-form capacity - vocabulary directions") : nlohmann::json();
-  if (e.method == EpsilonMethod::kSampled)
+  if (e.method == EpsilonMethod::sampled)
     j["epsilon_ci"] = {{"level", e.confidence}, {"low", e.ci_low}, {"high", e.ci_high}};
   const auto bounds = bounds_json(r.bounds);  // named: items() of a temporary would dangle
   for (const auto& [key, value] : bounds.items())
@@ -178,14 +179,14 @@ std::string comparison_table(const std::vector<CapacityReport>& reports) {
                            r.input, e.epsilon(), class_label(r.bounds.cls));
     if (const auto features = feature_directions(r))
       notes += fmt::format("{}: {} head: the vocabulary takes ~{} = {} directions, leaving {} for features\n", r.input,
-                           r.head, r.head == "tied" ? "V" : "2V", format_capacity({std::log(vocabulary_directions(r))}),
+                           enum_name(r.head), r.head == HeadTying::tied ? "V" : "2V", format_capacity({std::log(vocabulary_directions(r))}),
                            format_capacity(*features));
     if (e.dropped_zero_rows)
       notes += fmt::format("{}: {} zero row(s) of {} dropped\n", r.input, e.dropped_zero_rows, r.input_rows);
-    if (e.method == EpsilonMethod::kSampled)
+    if (e.method == EpsilonMethod::sampled)
       notes += fmt::format("* {}: SAMPLED estimate from {} random pairs; epsilon {:.0f}% CI [{:.5f}, {:.5f}]\n",
                            r.input, e.pairs, 100 * e.confidence, e.ci_low, e.ci_high);
-    if (e.method == EpsilonMethod::kMoments)
+    if (e.method == EpsilonMethod::moments)
       notes += fmt::format("* {}: exact mu and sigma over all {} pairs from the Gram identity (no histogram)\n",
                            r.input, e.pairs);
   }

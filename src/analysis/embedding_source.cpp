@@ -37,11 +37,11 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 
 // docs/capacity.md bookkeeping needs to know whether the head has its own V x d matrix:
 // lm_head (transformers), embed_out (GPT-NeoX), output (Meta's Llama), head (ember).
-std::string head_of(const std::vector<std::string>& names) {
+HeadTying head_of(const std::vector<std::string>& names) {
   for (const auto& n : names)
     if (ends_with(n, "lm_head.weight") || n == "embed_out.weight" || n == "output.weight" || n == "head.weight")
-      return "untied";
-  return "tied";
+      return HeadTying::untied;
+  return HeadTying::tied;
 }
 
 // ember's model.safetensors of a generated input embedding (lev, albert, ...) has no table.
@@ -61,7 +61,7 @@ EmbeddingMatrix from_ember(const fs::path& dir, const std::string& tensor) {
   out.format = "ember";
   if (tensor.empty()) {
     out.matrix = loaded.model->embedding().materialize(4096);
-    out.head = loaded.model->embedding().tied_table().defined() ? "tied" : "untied";
+    out.head = loaded.model->embedding().tied_table().defined() ? HeadTying::tied : HeadTying::untied;
     out.tensor = loaded.config.model.embedding.kind + " input embedding, step " + std::to_string(loaded.step);
     return out;
   }
@@ -160,7 +160,7 @@ EmbeddingMatrix load_embedding_matrix(const fs::path& input, const std::string& 
   else if (ends_with(name, ".safetensors"))
     out = from_safetensors(input, tensor);
   else if (ends_with(name, ".npy"))
-    out = EmbeddingMatrix{load_npy(input), "", "npy", "", ""};
+    out = EmbeddingMatrix{load_npy(input), "", "npy", "", HeadTying::unknown};
   else
     throw DataError(
         fmt::format("'{}': expected an ember run or checkpoint directory, a .safetensors file, "

@@ -157,9 +157,9 @@ UnitRows unit_rows(const at::Tensor& matrix, const std::string& where, at::Devic
 
 std::string method_label(EpsilonMethod m) {
   switch (m) {
-    case EpsilonMethod::kExact: return "exact";
-    case EpsilonMethod::kMoments: return "exact (Gram identity)";
-    case EpsilonMethod::kSampled: break;
+    case EpsilonMethod::exact: return "exact";
+    case EpsilonMethod::moments: return "exact (Gram identity)";
+    case EpsilonMethod::sampled: break;
   }
   return "sampled";
 }
@@ -194,9 +194,9 @@ EpsilonEstimate estimate_epsilon(const UnitRows& u, const EpsilonOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
   EpsilonEstimate e;
   switch (o.method) {
-    case EpsilonMethod::kExact: e = exact_pass(u.rows, o); break;
-    case EpsilonMethod::kMoments: e = moments_pass(u.rows, o); break;
-    case EpsilonMethod::kSampled: e = sampled_pass(u.rows, o); break;
+    case EpsilonMethod::exact: e = exact_pass(u.rows, o); break;
+    case EpsilonMethod::moments: e = moments_pass(u.rows, o); break;
+    case EpsilonMethod::sampled: e = sampled_pass(u.rows, o); break;
   }
   e.method = o.method;
   e.rows = u.rows.size(0);

@@ -28,6 +28,13 @@ std::vector<std::string> split(const std::string& line, char sep) {
   return out;
 }
 
+PackingKind kind_of(const std::string& name, const std::string& where) {
+  PackingKind kind{};
+  if (!enum_from_name(name, kind))
+    throw DataError(fmt::format("{}: unknown packing kind '{}' (expected random, optimised or none)", where, name));
+  return kind;
+}
+
 void check(const PackingPoint& p, const std::string& where) {
   if (p.k < 1 || p.d < 1 || !std::isfinite(p.eps) || p.eps < 0)
     throw DataError(
@@ -54,8 +61,9 @@ std::vector<PackingPoint> parse_csv(const std::string& text, const std::string& 
       return col.count(name) && col[name] < cells.size() ? cells[col[name]] : "";
     };
     PackingPoint p;
+    std::string kind;
     try {
-      p.kind = get("kind");
+      kind = get("kind");
       p.k = std::stoll(get("k"));
       p.d = std::stoll(get("d"));
       p.eps = std::stod(get("eps"));
@@ -66,6 +74,7 @@ std::vector<PackingPoint> parse_csv(const std::string& text, const std::string& 
     } catch (const std::exception&) {
       throw DataError(fmt::format("{}: cannot parse '{}' as kind,k,d,eps,...", where, line));
     }
+    p.kind = kind_of(kind, where);
     check(p, where);
     out.push_back(p);
   }
@@ -79,7 +88,7 @@ PackingPoint point_from_json(const nlohmann::json& j, const std::string& where) 
     p.k = j[0].get<int64_t>(), p.d = j[1].get<int64_t>(), p.eps = j[2].get<double>();
     return p;
   }
-  p.kind = j.value("kind", "");
+  p.kind = kind_of(j.value("kind", ""), where);
   p.k = j.at("k").get<int64_t>();
   p.d = j.at("d").get<int64_t>();
   p.eps = j.at("eps").get<double>();
@@ -111,7 +120,7 @@ std::vector<PackingPoint> parse_json(const std::string& text, const std::string&
 std::string points_csv(const std::vector<PackingPoint>& points) {
   std::string out = fmt::format("{}\n", fmt::join(std::begin(kColumns), std::end(kColumns), ","));
   for (const auto& p : points)
-    out += fmt::format("{},{},{},{:.9g},{},{},{},{:.3f}\n", p.kind, p.k, p.d, p.eps, p.iterations, p.exponent, p.lr,
+    out += fmt::format("{},{},{},{:.9g},{},{},{},{:.3f}\n", enum_name(p.kind), p.k, p.d, p.eps, p.iterations, p.exponent, p.lr,
                        p.seconds);
   return out;
 }
@@ -119,7 +128,7 @@ std::string points_csv(const std::vector<PackingPoint>& points) {
 std::string points_json(const std::vector<PackingPoint>& points) {
   auto doc = nlohmann::json::array();
   for (const auto& p : points)
-    doc.push_back({{"kind", p.kind},
+    doc.push_back({{"kind", enum_name(p.kind)},
                    {"k", p.k},
                    {"d", p.d},
                    {"eps", p.eps},

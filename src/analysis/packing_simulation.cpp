@@ -22,13 +22,13 @@ void check_point(int64_t k, int64_t d, int64_t iterations, const char* what) {
 
 // Cost of a point in units of k^2 d multiply-adds, for the sweep's ETA.
 double point_cost(const PackingPoint& p) {
-  const double passes = p.kind == "random" ? 1.0 : 3.0;  // forward + backward for Adam
+  const double passes = p.kind == PackingKind::random ? 1.0 : 3.0;  // forward + backward for Adam
   return passes * static_cast<double>(p.iterations) * p.k * p.k * p.d;
 }
 
 uint64_t point_seed(uint64_t seed, const PackingPoint& p) {
   return seed * 1000003ULL + static_cast<uint64_t>(p.k) * 7919ULL + static_cast<uint64_t>(p.d) * 104729ULL +
-         (p.kind == "random" ? 1ULL : 2ULL);
+         (p.kind == PackingKind::random ? 1ULL : 2ULL);
 }
 
 }  // namespace
@@ -104,15 +104,16 @@ double optimised_packing_eps(int64_t k, int64_t d, int64_t steps, at::Device dev
 std::vector<PackingPoint> run_packing_sweep(const SweepOptions& o,
                                             const std::function<void(const std::vector<PackingPoint>&)>& on_point) {
   std::vector<PackingPoint> plan;
-  for (const char* kind : {"random", "optimised"}) {
-    if ((std::string(kind) == "random" && !o.random) || (std::string(kind) == "optimised" && !o.optimised)) continue;
+  for (PackingKind kind : {PackingKind::random, PackingKind::optimised}) {
+    if ((kind == PackingKind::random && !o.random) || (kind == PackingKind::optimised && !o.optimised)) continue;
     for (int64_t d : o.ds)
       for (int64_t k : o.ks) {
         PackingPoint p;
         p.kind = kind, p.k = k, p.d = d;
-        p.iterations = p.kind == "random" ? o.draws : o.steps;
-        if (p.kind == "optimised") p.exponent = packing_exponent(k, d), p.lr = packing_learning_rate(d);
-        check_point(k, d, p.iterations, p.kind == "random" ? "draws" : "steps");
+        const bool random = kind == PackingKind::random;
+        p.iterations = random ? o.draws : o.steps;
+        if (!random) p.exponent = packing_exponent(k, d), p.lr = packing_learning_rate(d);
+        check_point(k, d, p.iterations, random ? "draws" : "steps");
         plan.push_back(p);
       }
   }
@@ -128,15 +129,15 @@ std::vector<PackingPoint> run_packing_sweep(const SweepOptions& o,
     auto report = [&](int64_t n, double) {
       if (o.progress)
         meter.update(done + per_iteration * n,
-                     fmt::format("point {}/{}: {} k={} d={}, {} {}/{}", i + 1, plan.size(), p.kind, p.k, p.d,
-                                 p.kind == "random" ? "draw" : "step", n, p.iterations));
+                     fmt::format("point {}/{}: {} k={} d={}, {} {}/{}", i + 1, plan.size(), enum_name(p.kind), p.k,
+                                 p.d, p.kind == PackingKind::random ? "draw" : "step", n, p.iterations));
     };
-    p.eps = p.kind == "random" ? random_packing_eps(p.k, p.d, p.iterations, o.device, report)
+    p.eps = p.kind == PackingKind::random ? random_packing_eps(p.k, p.d, p.iterations, o.device, report)
                                : optimised_packing_eps(p.k, p.d, p.iterations, o.device, report);
     p.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     done += point_cost(p);
     if (o.progress)
-      log::info("simulate: point {}/{}: {} k={} d={}: eps {:.5f} ({:.1f} s)", i + 1, plan.size(), p.kind, p.k, p.d,
+      log::info("simulate: point {}/{}: {} k={} d={}: eps {:.5f} ({:.1f} s)", i + 1, plan.size(), enum_name(p.kind), p.k, p.d,
                 p.eps, p.seconds);
     results.push_back(p);
     if (on_point) on_point(results);

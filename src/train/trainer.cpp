@@ -307,7 +307,7 @@ void Trainer::log_geometry() {
   if (!main_rank()) return;
   at::NoGradGuard no_grad;
   EpsilonOptions o;
-  o.method = EpsilonMethod::kSampled;
+  o.method = EpsilonMethod::sampled;
   o.sample_pairs = cfg_.eval.capacity_pairs;
   o.seed = static_cast<uint64_t>(state_.step);
   nlohmann::json record = {{"kind", "capacity"},

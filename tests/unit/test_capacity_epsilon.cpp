@@ -88,7 +88,7 @@ TEST(CapacityEpsilon, GramIdentityEqualsPairwisePass) {
   auto m = torch::randn({300, 40}) + 0.2;
   const auto [mu, sigma] = naive_mu_sigma(m);
   EpsilonOptions o;
-  o.method = EpsilonMethod::kMoments;
+  o.method = EpsilonMethod::moments;
   o.block = 64;
   auto e = estimate_epsilon(unit_rows(m, "test"), o);
   EXPECT_NEAR(e.mu, mu, 1e-7);
@@ -118,7 +118,7 @@ TEST(CapacityEpsilon, SampledIntervalBracketsExactValue) {
   auto u = unit_rows(torch::randn({1500, 48}) + 0.1, "test");
   const double truth = estimate_epsilon(u, {}).epsilon();
   EpsilonOptions o;
-  o.method = EpsilonMethod::kSampled;
+  o.method = EpsilonMethod::sampled;
   o.sample_pairs = 20000;
   int covered = 0;
   for (uint64_t seed = 0; seed < 20; ++seed) {

@@ -32,9 +32,9 @@ TEST(CapacityFormulas, FullFormMatchesThePapersTable) {
   for (const auto& a : anchors) {
     const auto b = full_form_capacity(a.d, a.eps);
     expect_within(b.value(), a.capacity, a.tolerance, a.model);
-    EXPECT_EQ(capacity_class(a.eps), CapacityClass::kNearOrthogonal) << a.model;
+    EXPECT_EQ(capacity_class(a.eps), CapacityClass::near_orthogonal) << a.model;
   }
-  EXPECT_EQ(capacity_class(0.20164), CapacityClass::kClass1);  // Gemma 3 1B: indeterminate (class 1)
+  EXPECT_EQ(capacity_class(0.20164), CapacityClass::class1);  // Gemma 3 1B: indeterminate (class 1)
 }
 
 TEST(CapacityFormulas, SingleConstantAndJlForLlama2) {
@@ -63,14 +63,14 @@ TEST(CapacityFormulas, FullFormIsAnIntegerCeilingAndHugeValuesStayInLogs) {
 }
 
 TEST(CapacityFormulas, ClassRuleBoundaries) {
-  EXPECT_EQ(capacity_class(0.0999), CapacityClass::kNearOrthogonal);
-  EXPECT_EQ(capacity_class(0.1), CapacityClass::kIndeterminate);
-  EXPECT_EQ(capacity_class(0.2), CapacityClass::kIndeterminate);
-  EXPECT_EQ(capacity_class(0.2001), CapacityClass::kClass1);
-  EXPECT_EQ(capacity_class(0.0), CapacityClass::kClass1);       // orthonormal rows: no bound is defined
-  EXPECT_EQ(capacity_class(-1.0 / 3), CapacityClass::kClass1);  // a regular simplex of 4
-  EXPECT_EQ(class_label(CapacityClass::kNearOrthogonal), "2");
-  EXPECT_EQ(class_label(CapacityClass::kIndeterminate), "indeterminate");
+  EXPECT_EQ(capacity_class(0.0999), CapacityClass::near_orthogonal);
+  EXPECT_EQ(capacity_class(0.1), CapacityClass::indeterminate);
+  EXPECT_EQ(capacity_class(0.2), CapacityClass::indeterminate);
+  EXPECT_EQ(capacity_class(0.2001), CapacityClass::class1);
+  EXPECT_EQ(capacity_class(0.0), CapacityClass::class1);       // orthonormal rows: no bound is defined
+  EXPECT_EQ(capacity_class(-1.0 / 3), CapacityClass::class1);  // a regular simplex of 4
+  EXPECT_EQ(class_label(CapacityClass::near_orthogonal), "2");
+  EXPECT_EQ(class_label(CapacityClass::indeterminate), "indeterminate");
 }
 
 TEST(CapacityFormulas, InversesRoundTrip) {
@@ -132,11 +132,11 @@ TEST(CapacityFit, RecoversTheFullFormConstantsFromItsOwnPoints) {
   for (int64_t k = 2000; k <= 32000; k += 6000)
     for (int64_t d = 256; d <= 4096; d += 768) {
       PackingPoint p;
-      p.kind = "optimised", p.k = k, p.d = d;
+      p.kind = ember::PackingKind::optimised, p.k = k, p.d = d;
       p.eps = full_form_epsilon(double(k), double(d), truth);
       points.push_back(p);
     }
-  const auto fit = fit_capacity_form(CapacityForm::kFull, points);
+  const auto fit = fit_capacity_form(CapacityForm::full, points);
   const auto c = fit.full_constants();
   EXPECT_NEAR(c.C, truth.C, 1e-3 * truth.C);
   EXPECT_NEAR(c.a, truth.a, 1e-3 * truth.a);
@@ -150,13 +150,13 @@ TEST(CapacityFit, SingleConstantAndJlRecoverTheirConstant) {
   std::vector<PackingPoint> single, jl;
   for (int64_t k : {2000, 8000, 20000})
     for (int64_t d : {64, 256, 1024}) {
-      single.push_back({"optimised", k, d, single_constant_epsilon(double(k), double(d), 1.293)});
-      jl.push_back({"random", k, d, jl_epsilon(double(k), double(d), 3.029)});
+      single.push_back({PackingKind::optimised, k, d, single_constant_epsilon(double(k), double(d), 1.293)});
+      jl.push_back({PackingKind::random, k, d, jl_epsilon(double(k), double(d), 3.029)});
     }
-  EXPECT_NEAR(fit_capacity_form(CapacityForm::kSingleConstant, single).params[0], 1.293, 1e-6);
-  EXPECT_NEAR(fit_capacity_form(CapacityForm::kJl, jl).params[0], 3.029, 1e-6);
-  EXPECT_THROW(fit_capacity_form(CapacityForm::kFull, std::vector<PackingPoint>(single.begin(), single.begin() + 3)),
+  EXPECT_NEAR(fit_capacity_form(CapacityForm::single, single).params[0], 1.293, 1e-6);
+  EXPECT_NEAR(fit_capacity_form(CapacityForm::jl, jl).params[0], 3.029, 1e-6);
+  EXPECT_THROW(fit_capacity_form(CapacityForm::full, std::vector<PackingPoint>(single.begin(), single.begin() + 3)),
                DataError);
-  EXPECT_EQ(parse_form("single"), CapacityForm::kSingleConstant);
+  EXPECT_EQ(parse_form("single"), CapacityForm::single);
   EXPECT_THROW(parse_form("quadratic"), UsageError);
 }

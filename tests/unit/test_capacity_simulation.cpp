@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "ember/analysis/capacity_fit.h"
 #include "ember/analysis/epsilon.h"
 #include "ember/analysis/packing_points.h"
 #include "ember/analysis/packing_simulation.h"
@@ -69,8 +70,8 @@ TEST(PackingSimulation, SweepWritesAndReadsBackItsPoints) {
   const auto points = run_packing_sweep(
       o, [&](const std::vector<PackingPoint>& so_far) { EXPECT_EQ(so_far.size(), static_cast<size_t>(++calls)); });
   ASSERT_EQ(points.size(), 4u);
-  EXPECT_EQ(points[0].kind, "random");
-  EXPECT_EQ(points[3].kind, "optimised");
+  EXPECT_EQ(points[0].kind, ember::PackingKind::random);
+  EXPECT_EQ(points[3].kind, ember::PackingKind::optimised);
   EXPECT_EQ(points[3].exponent, packing_exponent(40, 8));
   const auto again = run_packing_sweep(o);
   EXPECT_EQ(again[3].eps, points[3].eps);  // seeded per point: reproducible
@@ -88,7 +89,7 @@ TEST(PackingSimulation, SweepWritesAndReadsBackItsPoints) {
   std::ofstream(dir / "ref.json") << "[[2000, 32, 0.3859], [8000, 768, 0.057]]";  // the reference's layout
   const auto ref = read_points(dir / "ref.json");
   EXPECT_EQ(ref[1].d, 768);
-  EXPECT_EQ(ref[0].kind, "");
+  EXPECT_EQ(ref[0].kind, ember::PackingKind::unlabelled);
   std::ofstream(dir / "bad.csv") << "k,d,eps\n10,4,0.3\n10,four,0.2\n";
   try {
     read_points(dir / "bad.csv");
@@ -97,4 +98,29 @@ TEST(PackingSimulation, SweepWritesAndReadsBackItsPoints) {
     EXPECT_NE(std::string(e.what()).find("bad.csv:3"), std::string::npos) << e.what();
   }
   EXPECT_THROW(write_points(dir / "p.txt", points), UsageError);
+  std::ofstream(dir / "kind.csv") << "kind,k,d,eps\nrandom,10,4,0.3\nannealed,10,4,0.2\n";
+  try {
+    read_points(dir / "kind.csv");
+    FAIL() << "an unknown packing kind accepted";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("kind.csv:3: unknown packing kind 'annealed'"), std::string::npos) << e.what();
+  }
+}
+
+// auto fits JL to the random points and the others to the optimised ones, all when a kind is absent.
+TEST(PackingSimulation, FitPointsResolvesAutoByForm) {
+  std::vector<PackingPoint> points(3);
+  points[0].kind = PackingKind::random, points[1].kind = PackingKind::optimised, points[2].kind = PackingKind::optimised;
+  auto [jl, jl_kind] = fit_points(points, FitPoints::automatic, CapacityForm::jl);
+  EXPECT_EQ(jl.size(), 1u);
+  EXPECT_EQ(jl_kind, FitPoints::random);
+  auto [full, full_kind] = fit_points(points, FitPoints::automatic, CapacityForm::full);
+  EXPECT_EQ(full.size(), 2u);
+  EXPECT_EQ(full_kind, FitPoints::optimised);
+  EXPECT_EQ(fit_points(points, FitPoints::all, CapacityForm::jl).first.size(), 3u);
+  std::vector<PackingPoint> unlabelled(2);
+  auto [fallback, fallback_kind] = fit_points(unlabelled, FitPoints::automatic, CapacityForm::single);
+  EXPECT_EQ(fallback.size(), 2u);
+  EXPECT_EQ(fallback_kind, FitPoints::all);
+  EXPECT_TRUE(fit_points(unlabelled, FitPoints::random, CapacityForm::jl).first.empty());
 }

@@ -56,12 +56,12 @@ TEST(CapacitySources, Bf16SafetensorsRoundTripFindsTheEmbedding) {
   auto m = load_embedding_matrix(dir);  // the directory: finds model.safetensors
   EXPECT_EQ(m.tensor, "model.embed_tokens.weight");
   EXPECT_EQ(m.format, "safetensors");
-  EXPECT_EQ(m.head, "untied");  // the file has lm_head.weight
+  EXPECT_EQ(m.head, HeadTying::untied);  // the file has lm_head.weight
   EXPECT_EQ(m.matrix.scalar_type(), torch::kBFloat16);
   EXPECT_TRUE(torch::equal(m.matrix, emb));
   auto head = load_embedding_matrix(dir / "model.safetensors", "lm_head.weight");
   EXPECT_EQ(head.matrix.size(0), 300);
-  EXPECT_EQ(head.head, "");  // a named tensor: not known to be the input embedding
+  EXPECT_EQ(head.head, HeadTying::unknown);  // a named tensor: not known to be the input embedding
   CapacityOptions o;
   auto r = capacity_report(m, o);
   EXPECT_EQ(r.dtype, "bf16");
@@ -82,7 +82,7 @@ TEST(CapacitySources, ShardedIndexReadsOnlyTheShardWithTheTensor) {
     auto m = load_embedding_matrix(input);
     EXPECT_EQ(m.format, "safetensors (sharded)");
     EXPECT_EQ(m.tensor, "transformer.wte.weight");
-    EXPECT_EQ(m.head, "tied");  // no separate head tensor
+    EXPECT_EQ(m.head, HeadTying::tied);  // no separate head tensor
     EXPECT_TRUE(torch::equal(m.matrix, emb));
   }
   expect_error_containing([&] { load_embedding_matrix(dir, "nope.weight"); }, {"no tensor 'nope.weight'"});
@@ -146,10 +146,10 @@ TEST(CapacitySources, VocabularyAndFeatureDirections) {
   r.estimate.rows = 1000;
   r.bounds = capacity_bounds(4096, 0.0645);         // capacity 3.99e7
   EXPECT_FALSE(feature_directions(r).has_value());  // head unknown
-  r.head = "untied";
+  r.head = HeadTying::untied;
   EXPECT_EQ(vocabulary_directions(r), 2000);
   EXPECT_NEAR(feature_directions(r)->value(), r.bounds.full.value() - 2000, 1.0);
-  r.head = "tied";
+  r.head = HeadTying::tied;
   EXPECT_NEAR(feature_directions(r)->value(), r.bounds.full.value() - 1000, 1.0);
   r.estimate.rows = 100000000;  // more vocabulary than capacity: nothing left
   EXPECT_EQ(feature_directions(r)->value(), 0.0);
@@ -159,7 +159,7 @@ TEST(CapacitySources, VocabularyAndFeatureDirections) {
 
 TEST(CapacitySources, ReportJsonHasTheLabelledFields) {
   torch::manual_seed(2);
-  EmbeddingMatrix m{torch::randn({200, 64}), "mem", "npy", "", ""};
+  EmbeddingMatrix m{torch::randn({200, 64}), "mem", "npy", "", HeadTying::unknown};
   CapacityOptions o;
   const auto j = report_json(capacity_report(m, o));
   for (const char* key : {"V", "d", "mu", "sigma", "epsilon", "epsilon_3sigma", "class", "capacity",
@@ -183,12 +183,12 @@ TEST(CapacitySources, ADegenerateEpsilonIsReportedAsClass1WithBoundsNotApplicabl
   rows.narrow(0, 0, 40).select(1, 0).fill_(1.0);
   rows[40][1] = 1.0;
   rows[41][2] = 1.0;
-  EmbeddingMatrix m{rows, "degenerate", "npy", "", ""};
+  EmbeddingMatrix m{rows, "degenerate", "npy", "", HeadTying::unknown};
   const auto r = capacity_report(m, CapacityOptions{});
   const double p = 780.0 / 861.0;
   EXPECT_NEAR(r.estimate.mu, p, 1e-12);
   EXPECT_GT(r.estimate.epsilon(), 1.0);
-  EXPECT_EQ(r.bounds.cls, CapacityClass::kClass1);
+  EXPECT_EQ(r.bounds.cls, CapacityClass::class1);
   EXPECT_FALSE(r.bounds.full.defined);
   EXPECT_FALSE(r.bounds.single.defined);
   const auto j = report_json(r);
@@ -214,7 +214,7 @@ TEST(CapacitySources, TheExaggeratedVariantUsesMuPlus3Sigma) {
   EXPECT_DOUBLE_EQ(j["capacity_3sigma"]["epsilon"].get<double>(), 0.09);
   EXPECT_EQ(j["capacity_3sigma"]["capacity"], format_capacity(b3.full));
   torch::manual_seed(3);
-  EmbeddingMatrix m{torch::randn({300, 512}), "mem", "npy", "", ""};
+  EmbeddingMatrix m{torch::randn({300, 512}), "mem", "npy", "", HeadTying::unknown};
   const auto full = capacity_report(m, CapacityOptions{});
   EXPECT_DOUBLE_EQ(full.bounds_3sigma.eps, full.estimate.mu + 3 * full.estimate.sigma);
 }
@@ -226,9 +226,9 @@ TEST(CapacitySources, EmberFilesAreReadWithTheirOwnNames) {
                                                        {"final_norm.weight", torch::ones({8})}});
   auto m = load_embedding_matrix(dir / "untied.safetensors");
   EXPECT_EQ(m.tensor, "embedding.weight");
-  EXPECT_EQ(m.head, "untied");  // ember's dense head is head.weight
+  EXPECT_EQ(m.head, HeadTying::untied);  // ember's dense head is head.weight
   ember::save_safetensors(dir / "tied.safetensors", {{"embedding.weight", torch::randn({30, 8})}});
-  EXPECT_EQ(load_embedding_matrix(dir / "tied.safetensors").head, "tied");
+  EXPECT_EQ(load_embedding_matrix(dir / "tied.safetensors").head, HeadTying::tied);
   ember::save_safetensors(dir / "lev.safetensors",
                           {{"embedding.codebooks", torch::randn({3, 4, 8})}, {"head.weight", torch::randn({30, 8})}});
   try {

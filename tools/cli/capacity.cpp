@@ -53,9 +53,9 @@ CapacityOptions capacity_options(const CapacityArgs& a) {
   o.tensor = a.tensor;
   o.device = resolve_device(a.device, "--device");
   o.constants = parse_constants(a.constants);
-  o.epsilon.method = a.sample > 0 ? EpsilonMethod::kSampled
-                     : a.moments  ? EpsilonMethod::kMoments
-                                  : EpsilonMethod::kExact;
+  o.epsilon.method = a.sample > 0 ? EpsilonMethod::sampled
+                     : a.moments  ? EpsilonMethod::moments
+                                  : EpsilonMethod::exact;
   o.epsilon.sample_pairs = a.sample;
   o.epsilon.seed = a.seed;
   o.epsilon.block = a.block;
@@ -77,7 +77,7 @@ void run_capacity(const CapacityArgs& a) {
     std::vector<HistogramSeries> series;
     for (const auto& r : reports)
       series.push_back({r.input, r.estimate.histogram, r.estimate.mu, r.estimate.epsilon(),
-                        r.estimate.method == EpsilonMethod::kSampled});
+                        r.estimate.method == EpsilonMethod::sampled});
     write_cosine_histogram(a.plot, series);
     log::info("capacity: wrote the cosine histogram to {}", a.plot);
   }

@@ -1,5 +1,7 @@
 // `ember capacity simulate` (random and optimised packing sweeps) and `ember capacity fit`
 // (the capacity constants from such a sweep), docs/capacity.md "The packing simulation".
+#include <fmt/ranges.h>
+
 #include <iostream>
 #include <sstream>
 
@@ -11,6 +13,23 @@
 
 namespace ember::cli {
 namespace {
+
+enum class SimulateMode { random, optimised, both };
+std::span<const EnumName<SimulateMode>> enum_names(SimulateMode) {
+  static constexpr EnumName<SimulateMode> names[] = {
+      {SimulateMode::random, "random"}, {SimulateMode::optimised, "optimised"}, {SimulateMode::both, "both"}};
+  return names;
+}
+
+// The value of `flag` spelled `name`; a UsageError listing the spellings otherwise.
+template <class E>
+E parse_choice(const std::string& name, const std::string& flag) {
+  E value{};
+  if (!enum_from_name(name, value))
+    throw UsageError(flag + ": expected " + fmt::format("{}", fmt::join(enum_spellings<E>(), ", ")) + ", got '" +
+                     name + "'");
+  return value;
+}
 
 struct SimulateArgs {
   std::string mode = "both", ks = "2000:32000:2000", ds = "256:4096:256", out, device = "auto";
@@ -50,13 +69,12 @@ std::vector<int64_t> parse_grid(const std::string& spec, const std::string& flag
 }
 
 void run_simulate(const SimulateArgs& a) {
-  if (a.mode != "random" && a.mode != "optimised" && a.mode != "both")
-    throw UsageError("--mode: expected random, optimised or both, got '" + a.mode + "'");
+  const auto mode = parse_choice<SimulateMode>(a.mode, "--mode");
   SweepOptions o;
   o.ks = parse_grid(a.ks, "--k");
   o.ds = parse_grid(a.ds, "--d");
-  o.random = a.mode != "optimised";
-  o.optimised = a.mode != "random";
+  o.random = mode != SimulateMode::optimised;
+  o.optimised = mode != SimulateMode::random;
   o.draws = a.draws;
   o.steps = a.steps;
   o.seed = a.seed;
@@ -70,14 +88,6 @@ void run_simulate(const SimulateArgs& a) {
   std::cout << points_csv(points);
 }
 
-// Which points each form is fitted to: JL to random packings, the others to optimised ones (as
-// the paper did), unless the file holds only one kind or --kind says otherwise.
-std::string kind_for(CapacityForm form, const std::string& kind, const std::vector<PackingPoint>& points) {
-  if (kind != "auto") return kind;
-  const std::string natural = form == CapacityForm::kJl ? "random" : "optimised";
-  return points_of_kind(points, natural).empty() ? "all" : natural;
-}
-
 void print_fits(const std::vector<CapacityFit>& fits) {
   std::cout << fmt::format("{:<7} {:<10} {:>6} {:>10} {:>9} {:>9} {:>9} {:>9} {:>8} {:>9}  {}\n", "form", "points", "n",
                            "C", "a", "b", "c", "R^2", "MAPE %", "RMSE", "fitted");
@@ -86,41 +96,40 @@ void print_fits(const std::vector<CapacityFit>& fits) {
     for (size_t i = 0; i < 4; ++i)
       params += i < f.params.size() ? fmt::format(" {:>{}.6g}", f.params[i], i ? 9 : 10)
                                     : fmt::format(" {:>{}}", "", i ? 9 : 10);
-    std::cout << fmt::format("{:<7} {:<10} {:>6}{} {:>9.5f} {:>8.3f} {:>9.3g}  {}{}\n", form_name(f.form),
-                             f.points_kind, f.points, params, f.r2, f.mape, f.rmse, form_formula(f.form),
+    std::cout << fmt::format("{:<7} {:<10} {:>6}{} {:>9.5f} {:>8.3f} {:>9.3g}  {}{}\n", enum_name(f.form),
+                             enum_name(f.points_kind), f.points, params, f.r2, f.mape, f.rmse, form_formula(f.form),
                              f.converged ? "" : " (did not converge)");
   }
   for (const auto& f : fits)
-    if (f.form == CapacityForm::kFull)
+    if (f.form == CapacityForm::full)
       std::cout << fmt::format(
           "\nUse the full-form constants: ember capacity ... --constants {:.8g},{:.8g},{:.8g},{:.8g}\n", f.params[0],
           f.params[1], f.params[2], f.params[3]);
 }
 
 void run_fit(const FitArgs& a) {
-  if (a.kind != "auto" && a.kind != "random" && a.kind != "optimised" && a.kind != "all")
-    throw UsageError("--kind: expected auto, random, optimised or all, got '" + a.kind + "'");
+  const auto choice = parse_choice<FitPoints>(a.kind, "--kind");
   const auto points = read_points(a.file);
   std::vector<CapacityForm> forms;
   if (a.form == "all")
-    forms = {CapacityForm::kJl, CapacityForm::kSingleConstant, CapacityForm::kFull};
+    forms = {CapacityForm::jl, CapacityForm::single, CapacityForm::full};
   else
     forms = {parse_form(a.form)};
   std::vector<CapacityFit> fits;
   for (auto form : forms) {
-    const std::string kind = kind_for(form, a.kind, points);
-    const auto chosen = points_of_kind(points, kind);
-    if (chosen.empty()) throw DataError(a.file + ": no '" + kind + "' points to fit the " + form_name(form) + " form");
-    const size_t constants = form == CapacityForm::kFull ? 4 : 1;
+    const auto [chosen, resolved] = fit_points(points, choice, form);
+    const std::string kind = enum_name(resolved);
+    if (chosen.empty()) throw DataError(a.file + ": no '" + kind + "' points to fit the " + enum_name(form) + " form");
+    const size_t constants = form == CapacityForm::full ? 4 : 1;
     if (a.form == "all" && chosen.size() <= constants) {  // a small grid still gets the forms it can fit
       std::cerr << fmt::format(
           "fit: the {} form needs more than {} '{}' points, the file has {}: not fitted (simulate "
           "a larger grid)\n",
-          form_name(form), constants, kind, chosen.size());
+          enum_name(form), constants, kind, chosen.size());
       continue;
     }
     fits.push_back(fit_capacity_form(form, chosen));
-    fits.back().points_kind = kind;
+    fits.back().points_kind = resolved;
   }
   if (fits.empty()) throw DataError(a.file + ": too few points to fit any form");
   if (a.json) return print_json_array(fits, fit_json);

@@ -9,11 +9,26 @@
 
 #include "ember/analysis/capacity_formulas.h"
 #include "ember/analysis/packing_simulation.h"
+#include "ember/config/enum_names.h"
 
 namespace ember {
 
-enum class CapacityForm { kJl, kSingleConstant, kFull };
-std::string form_name(CapacityForm f);             // "jl", "single", "full"
+enum class CapacityForm { jl, single, full };
+inline std::span<const EnumName<CapacityForm>> enum_names(CapacityForm) {
+  static constexpr EnumName<CapacityForm> names[] = {
+      {CapacityForm::jl, "jl"}, {CapacityForm::single, "single"}, {CapacityForm::full, "full"}};
+  return names;
+}
+// Which packing points a form is fitted to (--kind).
+enum class FitPoints { automatic, random, optimised, all };
+inline std::span<const EnumName<FitPoints>> enum_names(FitPoints) {
+  static constexpr EnumName<FitPoints> names[] = {{FitPoints::automatic, "auto"},
+                                                  {FitPoints::random, "random"},
+                                                  {FitPoints::optimised, "optimised"},
+                                                  {FitPoints::all, "all"}};
+  return names;
+}
+
 std::string form_formula(CapacityForm f);          // the eps(k, d) it fits
 CapacityForm parse_form(const std::string& name);  // UsageError on anything else
 
@@ -21,8 +36,8 @@ CapacityForm parse_form(const std::string& name);  // UsageError on anything els
 double form_epsilon(CapacityForm f, const std::vector<double>& params, double k, double d);
 
 struct CapacityFit {
-  CapacityForm form = CapacityForm::kFull;
-  std::string points_kind;  // which points were fitted ("optimised", "random", "all")
+  CapacityForm form = CapacityForm::full;
+  FitPoints points_kind = FitPoints::all;  // which points were fitted (never automatic)
   int64_t points = 0;
   std::vector<std::string> names;  // "C" or "C", "a", "b", "c"
   std::vector<double> params;
@@ -38,7 +53,10 @@ CapacityFit fit_capacity_form(CapacityForm form, const std::vector<PackingPoint>
 
 nlohmann::json fit_json(const CapacityFit& fit);  // form, formula, constants, R^2, MAPE, ...
 
-// The points of one kind; "all" keeps every point.
-std::vector<PackingPoint> points_of_kind(const std::vector<PackingPoint>& points, const std::string& kind);
+// The points `choice` selects for fitting `form`, and what it resolved to: automatic is random for
+// the JL form, optimised for the others (as the paper fitted them), or all when the points hold
+// none of that kind; all keeps every point.
+std::pair<std::vector<PackingPoint>, FitPoints> fit_points(const std::vector<PackingPoint>& points, FitPoints choice,
+                                                           CapacityForm form);
 
 }  // namespace ember

@@ -46,7 +46,7 @@ double jl_epsilon(double k, double d, double C = kJlC);
 
 // docs/capacity.md class rule: eps < 0.1 -> class 2 (near-orthogonal, superposition, finite
 // capacity); eps > 0.2 -> class 1; otherwise indeterminate.
-enum class CapacityClass { kNearOrthogonal, kClass1, kIndeterminate };
+enum class CapacityClass { near_orthogonal, class1, indeterminate };
 CapacityClass capacity_class(double eps);
 std::string class_label(CapacityClass c);        // "2", "1", "indeterminate"
 std::string class_description(CapacityClass c);  // one line for humans
@@ -56,7 +56,7 @@ std::string class_description(CapacityClass c);  // one line for humans
 // a class (eps > 0.2: class 1) but its bounds are undefined ("n/a"), never an error.
 struct CapacityBounds {
   double d = 0.0, eps = 0.0;
-  CapacityClass cls = CapacityClass::kIndeterminate;
+  CapacityClass cls = CapacityClass::indeterminate;
   FullFormConstants constants;
   CapacityBound full;       // the headline
   CapacityBound single;     // C = kSingleConstantC

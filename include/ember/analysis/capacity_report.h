@@ -15,7 +15,7 @@ namespace ember {
 
 struct CapacityReport {
   std::string input, format, tensor, dtype;
-  std::string head;  // "tied", "untied" or "" (unknown), see EmbeddingMatrix::head
+  HeadTying head = HeadTying::unknown;  // see EmbeddingMatrix::head
   int64_t input_rows = 0;
   EpsilonEstimate estimate;
   CapacityBounds bounds;         // at d and estimate.epsilon()

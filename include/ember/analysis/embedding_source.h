@@ -15,17 +15,27 @@
 #include <string>
 #include <vector>
 
+#include "ember/config/enum_names.h"
+
 namespace ember {
+
+// Whether the output head reuses the input table; unknown for a .npy, or a tensor other than the
+// input embedding.
+enum class HeadTying { unknown, tied, untied };
+inline std::span<const EnumName<HeadTying>> enum_names(HeadTying) {
+  static constexpr EnumName<HeadTying> names[] = {
+      {HeadTying::unknown, ""}, {HeadTying::tied, "tied"}, {HeadTying::untied, "untied"}};
+  return names;
+}
 
 struct EmbeddingMatrix {
   at::Tensor matrix;   // as stored: V x D, dtype preserved
   std::string input;   // the path as given
   std::string format;  // "ember", "safetensors", "safetensors (sharded)", "npy"
   std::string tensor;  // the tensor's name (ember: "<kind> input embedding" unless named)
-  // Whether the output head reuses this table: "tied", "untied", or "" when unknown (a .npy, or
-  // a tensor other than the input embedding). For safetensors it is inferred from the names: a
-  // separate head (lm_head.weight, embed_out.weight, output.weight) means untied.
-  std::string head;
+  // For safetensors inferred from the names: a separate head (lm_head.weight, embed_out.weight,
+  // output.weight) means untied.
+  HeadTying head = HeadTying::unknown;
   std::string where() const { return input + (tensor.empty() ? "" : " [" + tensor + "]"); }
 };
 

@@ -22,11 +22,11 @@ struct UnitRows {
 // 2-D, not floating point, has NaN/Inf entries (naming the first such row) or < 2 non-zero rows.
 UnitRows unit_rows(const at::Tensor& matrix, const std::string& where, at::Device device = at::kCPU);
 
-enum class EpsilonMethod { kExact, kMoments, kSampled };
+enum class EpsilonMethod { exact, moments, sampled };
 std::string method_label(EpsilonMethod m);  // "exact", "exact (Gram identity)", "sampled"
 
 struct EpsilonEstimate {
-  EpsilonMethod method = EpsilonMethod::kExact;
+  EpsilonMethod method = EpsilonMethod::exact;
   int64_t rows = 0, dim = 0, dropped_zero_rows = 0;
   int64_t pairs = 0;  // pairs measured (all V(V-1)/2, or the sample)
   double mu = 0.0, sigma = 0.0;
@@ -41,7 +41,7 @@ struct EpsilonEstimate {
 };
 
 struct EpsilonOptions {
-  EpsilonMethod method = EpsilonMethod::kExact;
+  EpsilonMethod method = EpsilonMethod::exact;
   int64_t block = 4096;            // exact: rows per Gram block (4096^2 fp32 = 64 MB)
   int64_t sample_pairs = 1000000;  // sampled: number of random pairs
   uint64_t seed = 0;               // sampled: the draw

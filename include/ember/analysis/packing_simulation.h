@@ -11,10 +11,20 @@
 #include <string>
 #include <vector>
 
+#include "ember/config/enum_names.h"
+
 namespace ember {
 
+// How a point's packing was found; `unlabelled` for points read without a kind (a paper's [k, d, eps]).
+enum class PackingKind { unlabelled, random, optimised };
+inline std::span<const EnumName<PackingKind>> enum_names(PackingKind) {
+  static constexpr EnumName<PackingKind> names[] = {
+      {PackingKind::unlabelled, ""}, {PackingKind::random, "random"}, {PackingKind::optimised, "optimised"}};
+  return names;
+}
+
 struct PackingPoint {
-  std::string kind;  // "random" or "optimised"
+  PackingKind kind = PackingKind::unlabelled;
   int64_t k = 0, d = 0;
   double eps = 0.0;        // the packing's max |cos|
   int64_t iterations = 0;  // draws (random) or Adam steps (optimised)
