@@ -14,6 +14,7 @@
 
 #include "ember/analysis/plot_output.h"
 #include "ember/checkpoint/run_config.h"
+#include "ember/experiment/paired_report.h"
 #include "ember/experiment/report_figures.h"
 #include "ember/model/summary.h"
 #include "ember/util/error.h"
@@ -85,11 +86,6 @@ std::string shown(const Stat& s, const char* format, size_t n) {
 
 std::string percent(double change) { return std::isfinite(change) ? fmt::format("{:+.1f}%", change) : "n/a"; }
 
-// A CSV number; an empty cell when it is missing (NaN) or not applicable.
-std::string cell(double v, bool applicable = true) {
-  return applicable && std::isfinite(v) ? fmt::format("{:.6g}", v) : std::string();
-}
-
 std::string run_name(const fs::path& dir) {
   auto normal = dir.lexically_normal();
   return (normal.has_filename() ? normal : normal.parent_path()).filename().string();
@@ -115,6 +111,7 @@ RunResult read_run(const fs::path& dir) {
     throw UsageError("report: " + config_file.string() + " not found (is it a run directory?)");
   const auto cfg = load_config({config_file.string()}, {});
   flatten(YAML::LoadFile(config_file.string()), "", r.settings);
+  r.seed = cfg.train.seed;
   r.group = std::regex_replace(run_name(dir), std::regex("_seed-?[0-9]+$"), "");
   r.params = static_cast<double>(summarize_model(cfg.model, cfg.train.seq_len).total_params);
   std::vector<double> rates;
@@ -175,6 +172,97 @@ std::vector<std::string> evaluation_mismatches(const std::vector<RunResult>& run
                   fmt::join(groups, "; "))};
 }
 
+namespace {
+
+// One row of the table from the runs it pools (a member's seeds, or one run of them).
+ReportRow pooled_row(const std::string& name, const std::vector<const RunResult*>& g,
+                     const std::vector<std::string>& varied) {
+  ReportRow row;
+  row.member = name;
+  for (const auto* r : g) row.runs.push_back(r->dir);
+  for (const auto& key : varied) row.settings[key] = g.front()->settings.count(key) ? g.front()->settings.at(key) : "";
+  row.params = pooled(g, [](const RunResult& r) { return r.params; });
+  row.tokens = pooled(g, [](const RunResult& r) { return r.tokens; });
+  row.train_loss = pooled(g, [](const RunResult& r) { return r.train_loss; });
+  row.val_loss = pooled(g, [](const RunResult& r) { return r.val_loss; });
+  row.val_tokens = pooled(g, [](const RunResult& r) { return r.val_tokens; });
+  row.val_ppl = pooled(g, [](const RunResult& r) { return r.val_ppl; });
+  row.tokens_per_s = pooled(g, [](const RunResult& r) { return r.tokens_per_s; });
+  row.has_buckets = std::all_of(g.begin(), g.end(), [](const RunResult* r) { return r->rare_ppl >= 0; });
+  for (const auto& [task, value] : g.front()->tasks)
+    if (std::all_of(g.begin(), g.end(), [&](const RunResult* r) { return r->tasks.count(task) > 0; }))
+      row.tasks[task] = pooled(g, [&](const RunResult& r) { return r.tasks.at(task); });
+  if (row.has_buckets) {
+    row.rare_ppl = pooled(g, [](const RunResult& r) { return r.rare_ppl; });
+    row.frequent_ppl = pooled(g, [](const RunResult& r) { return r.frequent_ppl; });
+  }
+  for (const auto* r : g) row.seeds.push_back(r->seed);
+  std::sort(row.seeds.begin(), row.seeds.end());
+  row.seeds.erase(std::unique(row.seeds.begin(), row.seeds.end()), row.seeds.end());
+  return row;
+}
+
+std::string bucket_metric(const std::string& range) { return "ppl " + range; }
+
+// A run's value of one of Report::metrics; NaN when the run lacks it.
+double metric_value(const RunResult& r, const std::string& metric) {
+  if (metric == "val_loss") return r.val_loss;
+  if (metric == "val_ppl") return r.val_ppl;
+  if (metric == "train_loss") return r.train_loss;
+  for (const auto& b : r.buckets)
+    if (bucket_metric(b.range) == metric) return b.perplexity;
+  const auto task = r.tasks.find(metric);
+  return task != r.tasks.end() ? task->second : kMissing;
+}
+
+std::vector<std::string> paired_metrics(const std::vector<RunResult>& runs, const std::vector<std::string>& tasks) {
+  std::vector<std::string> metrics = {"val_loss", "val_ppl"};
+  for (const auto& r : runs)  // the buckets in the order the runs have them, rarest first
+    for (const auto& b : r.buckets)
+      if (std::find(metrics.begin(), metrics.end(), bucket_metric(b.range)) == metrics.end())
+        metrics.push_back(bucket_metric(b.range));
+  metrics.insert(metrics.end(), tasks.begin(), tasks.end());
+  metrics.push_back("train_loss");
+  return metrics;
+}
+
+void pool_metric_values(ReportRow& row, const std::vector<const RunResult*>& g, const std::vector<std::string>& metrics) {
+  for (const auto& m : metrics)
+    if (std::all_of(g.begin(), g.end(), [&](const RunResult* r) { return std::isfinite(metric_value(*r, m)); }))
+      row.values[m] = pooled(g, [&](const RunResult& r) { return metric_value(r, m); });
+}
+
+// The member's row and one row per run, ascending seed. Two runs of one member with the same seed
+// are named in a warning: the pairing uses the first.
+ReportRow member_row(const std::string& name, std::vector<const RunResult*> g, const Report& report) {
+  auto row = pooled_row(name, g, report.varied);
+  pool_metric_values(row, g, report.metrics);
+  std::stable_sort(g.begin(), g.end(), [](const RunResult* a, const RunResult* b) { return a->seed < b->seed; });
+  for (const auto* r : g) {
+    auto seed_row = pooled_row(name, {r}, report.varied);
+    pool_metric_values(seed_row, {r}, report.metrics);
+    seed_row.seed = r->seed;
+    row.seed_rows.push_back(std::move(seed_row));
+  }
+  return row;
+}
+
+std::vector<std::string> duplicate_seeds(const std::map<std::string, std::vector<const RunResult*>>& groups) {
+  std::vector<std::string> warnings;
+  for (const auto& [name, g] : groups) {
+    std::map<int64_t, std::vector<std::string>> by_seed;
+    for (const auto* r : g) by_seed[r->seed].push_back(run_name(r->dir));
+    for (const auto& [seed, names] : by_seed)
+      if (names.size() > 1)
+        warnings.push_back(fmt::format("member '{}' has {} runs with train.seed {} ({}); the paired differences "
+                                       "use the first",
+                                       name, names.size(), seed, fmt::join(names, ", ")));
+  }
+  return warnings;
+}
+
+}  // namespace
+
 Report make_report(const std::vector<RunResult>& runs, const std::string& baseline) {
   if (runs.empty()) throw UsageError("report: no runs given");
   Report report;
@@ -197,42 +285,22 @@ Report make_report(const std::vector<RunResult>& runs, const std::string& baseli
     for (const auto& [key, value] : r.settings) values[key].insert(value);
   for (const auto& [key, seen] : values)
     if (seen.size() > 1 && !ignored.count(key)) report.varied.push_back(key);
-  for (const auto& name : order) {
-    const auto& g = groups[name];
-    ReportRow row;
-    row.member = name;
-    for (const auto* r : g) row.runs.push_back(r->dir);
-    for (const auto& key : report.varied)
-      row.settings[key] = g.front()->settings.count(key) ? g.front()->settings.at(key) : "";
-    row.params = pooled(g, [](const RunResult& r) { return r.params; });
-    row.tokens = pooled(g, [](const RunResult& r) { return r.tokens; });
-    row.train_loss = pooled(g, [](const RunResult& r) { return r.train_loss; });
-    row.val_loss = pooled(g, [](const RunResult& r) { return r.val_loss; });
-    row.val_tokens = pooled(g, [](const RunResult& r) { return r.val_tokens; });
-    row.val_ppl = pooled(g, [](const RunResult& r) { return r.val_ppl; });
-    row.tokens_per_s = pooled(g, [](const RunResult& r) { return r.tokens_per_s; });
-    row.has_buckets = std::all_of(g.begin(), g.end(), [](const RunResult* r) { return r->rare_ppl >= 0; });
-    for (const auto& [task, value] : g.front()->tasks)
-      if (std::all_of(g.begin(), g.end(), [&](const RunResult* r) { return r->tasks.count(task) > 0; }))
-        row.tasks[task] = pooled(g, [&](const RunResult& r) { return r.tasks.at(task); });
-    if (row.has_buckets) {
-      row.rare_ppl = pooled(g, [](const RunResult& r) { return r.rare_ppl; });
-      row.frequent_ppl = pooled(g, [](const RunResult& r) { return r.frequent_ppl; });
-    }
-    report.rows.push_back(std::move(row));
-  }
-  for (const auto& [task, stat] : report.rows.front().tasks)
-    if (std::all_of(report.rows.begin(), report.rows.end(),
-                    [&](const ReportRow& r) { return r.tasks.count(task) > 0; }))
+  // The tasks every run of every member has.
+  for (const auto& [task, value] : runs.front().tasks)
+    if (std::all_of(runs.begin(), runs.end(), [&](const RunResult& r) { return r.tasks.count(task) > 0; }))
       report.tasks.push_back(task);
+  report.metrics = paired_metrics(runs, report.tasks);
+  for (const auto& name : order) report.rows.push_back(member_row(name, groups[name], report));
   const auto& base = *std::find_if(report.rows.begin(), report.rows.end(),
                                    [&](const ReportRow& r) { return r.member == report.baseline; });
   report.warnings = evaluation_mismatches(runs);
+  for (const auto& w : duplicate_seeds(groups)) report.warnings.push_back(w);
   for (auto& row : report.rows) {
     row.val_ppl_change = 100.0 * (row.val_ppl.mean - base.val_ppl.mean) / base.val_ppl.mean;
     if (row.has_buckets && base.has_buckets)
       row.rare_ppl_change = 100.0 * (row.rare_ppl.mean - base.rare_ppl.mean) / base.rare_ppl.mean;
   }
+  pair_with_baseline(report);
   return report;
 }
 
@@ -274,41 +342,8 @@ std::string report_markdown(const Report& report) {
     if (buckets) md << ", " << percent(r.rare_ppl_change) << " rare-bucket ppl";
     md << "\n";
   }
+  md << paired_markdown(report);
   return md.str();
-}
-
-std::string report_csv(const Report& report) {
-  auto quote = [](const std::string& s) {
-    if (s.find_first_of(",\"\n") == std::string::npos) return s;
-    std::string q = "\"";
-    for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-    return q + "\"";
-  };
-  std::ostringstream csv;
-  csv << "member";
-  for (const auto& key : report.varied) csv << "," << quote(key);
-  csv << ",seeds,params,tokens,train_loss,train_loss_std,val_loss,val_loss_std,val_ppl,val_ppl_std,"
-         "val_ppl_change_pct,rare_ppl,rare_ppl_std,rare_ppl_change_pct,frequent_ppl,tokens_per_s";
-  for (const auto& task : report.tasks) csv << "," << quote(task) << "," << quote(task + " std");
-  csv << ",val_tokens,runs\n";
-  for (const auto& r : report.rows) {
-    csv << quote(r.member);
-    for (const auto& key : report.varied) csv << "," << quote(r.settings.at(key));
-    std::vector<std::string> dirs;
-    for (const auto& d : r.runs) dirs.push_back(d.string());
-    const bool spread = r.runs.size() > 1;  // a standard deviation needs two seeds
-    csv << fmt::format(",{},{:.0f},{:.0f},{:.6g},{},{},{},{},{},{},{},{},{},{},{:.6g}", r.runs.size(), r.params.mean,
-                       r.tokens.mean, r.train_loss.mean, cell(r.train_loss.std, spread), cell(r.val_loss.mean),
-                       cell(r.val_loss.std, spread), cell(r.val_ppl.mean), cell(r.val_ppl.std, spread),
-                       cell(r.val_ppl_change), cell(r.rare_ppl.mean, r.has_buckets),
-                       cell(r.rare_ppl.std, r.has_buckets && spread), cell(r.rare_ppl_change, r.has_buckets),
-                       cell(r.frequent_ppl.mean, r.has_buckets), r.tokens_per_s.mean);
-    for (const auto& task : report.tasks)
-      csv << fmt::format(",{:.6g},{:.6g}", r.tasks.at(task).mean, r.tasks.at(task).std);
-    csv << "," << (std::isfinite(r.val_tokens.mean) ? fmt::format("{:.0f}", r.val_tokens.mean) : "") << ","
-        << quote(fmt::format("{}", fmt::join(dirs, ";"))) << "\n";
-  }
-  return csv.str();
 }
 
 void write_report(const Report& report, const std::vector<RunResult>& runs, const fs::path& dir) {

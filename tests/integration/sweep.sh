@@ -35,12 +35,19 @@ for m in attention_seed1 attention_seed2 short_conv_seed1 short_conv_seed2; do
   [ "$(grep '"kind":"train"' "sw/$m/metrics.jsonl" | tail -1 | sed 's/.*"step":\([0-9]*\).*/\1/')" = 20 ] || fail "$m did not reach step 20"
 done
 [ -f sw/report.md ] && [ -f sw/report.csv ] || fail "no report written"
-[ "$(wc -l <sw/report.csv)" -eq 3 ] || { cat sw/report.csv >&2; fail "report.csv should have a header and 2 rows"; }
+[ "$(wc -l <sw/report.csv)" -eq 7 ] || { cat sw/report.csv >&2; fail "report.csv should have a header and 2 x (2 seeds + summary) rows"; }
 grep -q "short_conv vs attention: " sw/report.md || fail "report.md lacks the comparison line"
+grep -q "^## Paired differences against \`attention\`" sw/report.md || fail "report.md lacks the paired differences"
+grep -q "^Seeds 1, 2 (both members)\.$" sw/report.md || fail "report.md does not say which seeds were paired"
+grep -Eq "^\| val_loss \| 1: [-+][0-9.e-]+, 2: [-+][0-9.e-]+ \| .* \| [0-2]/2 \| (not )?resolved \|$" sw/report.md \
+  || { cat sw/report.md >&2; fail "report.md lacks the paired val_loss line"; }
 # The report's numbers, recomputed from the members' files.
 "$PY" - <<'PY' || fail "report.csv disagrees with the members' eval.json"
 import csv, json, math, statistics
-rows = {r["member"]: r for r in csv.DictReader(open("sw/report.csv"))}
+table = list(csv.DictReader(open("sw/report.csv")))
+rows = {r["member"]: r for r in table if r["row"] == "summary"}
+seed_rows = {(r["member"], int(r["seed"])): r for r in table if r["row"] == "seed"}
+assert sorted(seed_rows) == [(g, s) for g in ("attention", "short_conv") for s in (1, 2)], sorted(seed_rows)
 assert set(rows) == {"attention", "short_conv"}, rows.keys()
 ppl = {g: [json.load(open(f"sw/{g}_seed{s}/eval.json"))["perplexity"] for s in (1, 2)] for g in rows}
 for g, r in rows.items():
@@ -50,6 +57,25 @@ for g, r in rows.items():
 change = 100 * (statistics.mean(ppl["short_conv"]) / statistics.mean(ppl["attention"]) - 1)
 assert math.isclose(float(rows["short_conv"]["val_ppl_change_pct"]), change, rel_tol=1e-3, abs_tol=1e-3), change
 assert float(rows["attention"]["rare_ppl"]) > 0 and float(rows["attention"]["val_ppl_change_pct"]) == 0
+# Paired differences per seed and their 95% t interval (1 degree of freedom: t = tan(0.475 pi)).
+ev = {(g, s): json.load(open(f"sw/{g}_seed{s}/eval.json")) for g in rows for s in (1, 2)}
+t1 = math.tan(0.475 * math.pi)
+buckets = [b["range"] for b in ev[("attention", 1)]["buckets"] if b["tokens"] > 0]
+assert buckets and all(f"ppl {b} ci_low" in table[0] for b in buckets), (buckets, list(table[0]))
+s = rows["short_conv"]
+assert s["n_common_seeds"] == "2" and s["common_seeds"] == "1;2", s
+assert rows["attention"]["val_loss_mean_diff"] == "", "the baseline is compared with itself"
+for col, get in [("val_loss_", lambda e: e["loss"]), ("val_ppl_", lambda e: e["perplexity"])] + [
+        (f"ppl {b} ", lambda e, b=b: next(x["perplexity"] for x in e["buckets"] if x.get("range") == b)) for b in buckets]:
+    d = [get(ev[("short_conv", k)]) - get(ev[("attention", k)]) for k in (1, 2)]
+    for k in (1, 2):
+        assert math.isclose(float(seed_rows[("short_conv", k)][col + "diff"]), d[k - 1], rel_tol=1e-9, abs_tol=1e-12), (col, k)
+    m, sd = statistics.mean(d), statistics.stdev(d)
+    lo, hi = m - t1 * sd / math.sqrt(2), m + t1 * sd / math.sqrt(2)
+    for key, want in (("mean_diff", m), ("sd_diff", sd), ("ci_low", lo), ("ci_high", hi)):
+        assert math.isclose(float(s[col + key]), want, rel_tol=1e-6, abs_tol=1e-9), (col, key, s[col + key], want)
+    assert s[col + "resolved"] == ("yes" if lo > 0 or hi < 0 else "no"), (col, lo, hi)
+    assert int(s[col + "sign_agree"]) == sum((x > 0) - (x < 0) == (m > 0) - (m < 0) for x in d), col
 PY
 # Nothing left to train: everything is skipped, and the report is the same.
 cp sw/report.csv first.csv
@@ -93,7 +119,7 @@ echo '{"tokenizer": "bytes"}' >data/manifest.json  # tasks read text with the da
 [ -f sw2/attention/eval.json ] && [ -f sw2/short_conv/eval.json ] || fail "parallel members incomplete"
 "$PY" - <<'PY' || fail "the task's accuracy is not in eval.json and the report"
 import csv, json
-rows = {r["member"]: r for r in csv.DictReader(open("sw2/report.csv"))}
+rows = {r["member"]: r for r in csv.DictReader(open("sw2/report.csv")) if r["row"] == "summary"}
 for m in ("attention", "short_conv"):
     t = json.load(open(f"sw2/{m}/eval.json"))["tasks"]["digits"]
     assert t["items"] == 2 and t["task"] == "choice", t

@@ -101,9 +101,10 @@ namespace {
 // A finished run directory with the given numbers: its resolved config, two training records and
 // a full evaluation (with two frequency buckets).
 void write_run(const std::filesystem::path& dir, const std::string& mixer, double train_loss, double val_loss,
-               double rare_ppl, double rate, double task_accuracy) {
+               double rare_ppl, double rate, double task_accuracy, int seed = 3) {
   std::filesystem::create_directories(dir);
-  write_text(dir, "config.yaml", ember::to_yaml(ember::load_config({}, {"model.mixer.kind=" + mixer, "train.seed=3"})));
+  write_text(dir, "config.yaml",
+             ember::to_yaml(ember::load_config({}, {"model.mixer.kind=" + mixer, "train.seed=" + std::to_string(seed)})));
   write_text(dir, "metrics.jsonl",
              "{\"kind\":\"train\",\"step\":10,\"tokens\":1000,\"loss\":9.0,\"tokens_per_s\":1.0}\n"
              "{\"kind\":\"train\",\"step\":20,\"tokens\":2000,\"loss\":" +
@@ -120,14 +121,15 @@ void write_run(const std::filesystem::path& dir, const std::string& mixer, doubl
 
 TEST(Report, SeedsArePooledAndChangesAreAgainstTheBaselineMean) {
   const auto dir = scratch_dir("report", "pool");
-  write_run(dir / "attention_seed1", "attention", 2.0, 1.0, 10.0, 100, 0.5);
-  write_run(dir / "attention_seed2", "attention", 2.2, 1.2, 14.0, 300, 0.7);
-  write_run(dir / "titans", "titans", 1.5, 0.9, 9.0, 50, 0.9);
+  write_run(dir / "attention_seed1", "attention", 2.0, 1.0, 10.0, 100, 0.5, 1);
+  write_run(dir / "attention_seed2", "attention", 2.2, 1.2, 14.0, 300, 0.7, 2);
+  write_run(dir / "titans", "titans", 1.5, 0.9, 9.0, 50, 0.9, 2);
   std::vector<ember::RunResult> runs;
   for (const char* name : {"attention_seed1", "attention_seed2", "titans"}) runs.push_back(ember::read_run(dir / name));
   EXPECT_EQ(runs[0].rare_ppl, 10.0);  // the empty bucket is skipped
   EXPECT_EQ(runs[0].frequent_ppl, 2.0);
   EXPECT_EQ(runs[0].tokens, 2000);
+  EXPECT_EQ(runs[1].seed, 2);  // the config's train.seed
   EXPECT_EQ(runs[0].val_curve.back().first, 2000);  // step 20 at 100 tokens per step
   const auto report = ember::make_report(runs, "attention");
   ASSERT_EQ(report.rows.size(), 2u);
@@ -153,6 +155,11 @@ TEST(Report, SeedsArePooledAndChangesAreAgainstTheBaselineMean) {
   EXPECT_NE(csv.find("member,model.mixer.kind,seeds,params"), std::string::npos) << csv;
   EXPECT_NE(csv.find(",hs acc,hs acc std,hs acc_norm,hs acc_norm std,val_tokens,runs"), std::string::npos) << csv;
   EXPECT_NE(md.find("| 0.6000 ± 0.1414 |"), std::string::npos) << md;
+  // titans' one run pairs with attention's of the same seed (2): a difference, no interval.
+  EXPECT_NE(md.find("Compared on their common seeds 2 only: titans has 2; attention has 1, 2."), std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| val_loss | 2: -0.3 | -0.3 | n/a (1 seed) | 1/1 | not resolved |"), std::string::npos) << md;
+  EXPECT_NE(csv.find("\ntitans,titans,1,"), std::string::npos) << csv;  // its seed row, then its summary
   EXPECT_THROW(ember::make_report(runs, "lev"), ember::UsageError);
   EXPECT_THROW(ember::read_run(dir / "none"), ember::UsageError);
 }

@@ -48,7 +48,9 @@ void register_report(CLI::App& app) {
       "Examples:\n"
       "  ember report runs/tied runs/lev --baseline tied\n"
       "  ember report runs/sweep/*/ --out runs/sweep     # report.md, report.csv and the figures\n"
-      "Runs whose names differ only by _seed<N> are pooled (mean and standard deviation).");
+      "Runs whose names differ only by _seed<N> are pooled (mean and standard deviation); each member is\n"
+      "paired with the baseline seed by seed (train.seed): per-seed differences, their mean and 95% t interval,\n"
+      "\"not resolved\" when it contains 0 (docs/experiments.md, \"Paired differences\").");
   auto args = std::make_shared<ReportArgs>();
   cmd->add_option("runs", args->runs, "Run directories")->required();
   cmd->add_option("--baseline", args->baseline, "The member the others are compared with (default: the first)");

@@ -1,8 +1,9 @@
 // The comparison of a set of runs (docs/experiments.md): one row per member (a run, or the seeds of
 // one sweep member pooled: mean and sample standard deviation), the settings in which the runs
 // differ, parameters, tokens, final train / validation loss and perplexity, frequency-bucket
-// perplexities when evaluated, tokens/s, and each metric relative to a baseline member. Written as
-// report.md, report.csv and, with PLplot, loss curves.
+// perplexities when evaluated, tokens/s, each metric relative to a baseline member, and the paired
+// differences against the baseline over the seeds both have (experiment/paired_report.h). Written
+// as report.md, report.csv and, with PLplot, loss curves.
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -11,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "ember/experiment/paired_stats.h"
+
 namespace ember {
 
 inline constexpr double kMissing = std::numeric_limits<double>::quiet_NaN();  // shown as "n/a", an empty CSV cell
@@ -18,6 +21,7 @@ inline constexpr double kMissing = std::numeric_limits<double>::quiet_NaN();  //
 struct RunResult {
   std::filesystem::path dir;
   std::string group;                            // the directory name without a _seed<N> suffix
+  int64_t seed = 0;                             // the config's train.seed (data order and initialisation)
   std::map<std::string, std::string> settings;  // the resolved config, flattened: "model.mixer.kind" -> "titans"
   double params = 0, steps = 0, tokens = 0;
   double train_loss = 0, tokens_per_s = 0;
@@ -59,12 +63,24 @@ struct ReportRow {
   bool has_buckets = false;
   std::map<std::string, Stat> tasks;                             // the tasks every run of the member has
   double val_ppl_change = kMissing, rare_ppl_change = kMissing;  // percent relative to the baseline's mean
+  std::map<std::string, Stat> values;  // each of Report::metrics that every run of the row has
+  // A member's row pools its runs; it also holds one row per run (seed_rows, ascending seed), whose
+  // `seed` is the run's and whose `diffs` are metric - the baseline's at the same seed.
+  int64_t seed = -1;  // a seed row's seed; -1 on a member's row
+  std::vector<ReportRow> seed_rows;
+  std::map<std::string, double> diffs;
+  std::vector<int64_t> seeds;                // the member's seeds, ascending
+  std::vector<int64_t> common_seeds;         // those the baseline has too (empty for the baseline)
+  std::map<std::string, PairedDiff> paired;  // per metric, over common_seeds (not for the baseline)
 };
 
 struct Report {
   std::string baseline;
   std::vector<std::string> varied;    // the settings that differ between members, in key order
   std::vector<std::string> tasks;     // task columns every member has
+  // The metrics paired against the baseline: val_loss (the primary one), val_ppl, "ppl <range>" of
+  // each frequency bucket (rarest first), the tasks, train_loss.
+  std::vector<std::string> metrics;
   std::string rare_range;             // the frequency range of the rare bucket (of the first run)
   std::vector<ReportRow> rows;        // in the order the runs were given
   std::vector<std::string> warnings;  // e.g. validation numbers over different token counts
@@ -73,6 +89,9 @@ struct Report {
 // Pools runs by group; `baseline` names a member (empty: the first). UsageError for an unknown one.
 Report make_report(const std::vector<RunResult>& runs, const std::string& baseline);
 std::string report_markdown(const Report& report);
+// Per member one row per run (row = seed: its values and its differences from the baseline's run
+// of the same seed), then the member's (row = summary: means over its runs and the paired
+// statistics); docs/experiments.md lists the columns.
 std::string report_csv(const Report& report);
 // report.md and report.csv in `dir`, each written whole or not at all, and with PLplot the figures
 // of report_figures.h (PNG and SVG), linked from report.md.

@@ -1,0 +1,224 @@
+// Paired seed statistics of the report (experiment/paired_stats.h, paired_report.h, report.csv):
+// Student t quantiles against published tables and closed forms, the paired interval on
+// hand-computed examples, the common seeds of members with different seed sets, and report.csv's
+// rows read back and recomputed.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <sstream>
+
+#include "ember/experiment/paired_report.h"
+#include "ember/experiment/paired_stats.h"
+#include "ember/experiment/run_report.h"
+#include "ember/util/error.h"
+#include "ember/util/student_t.h"
+
+namespace paired_stats_test {  // named: its helpers share a unity group with other tests'
+namespace {
+
+// A run of `member` with seed `seed`, its validation loss (perplexity exp of it), training loss and
+// two frequency buckets.
+ember::RunResult seeded_run(const std::string& member, int64_t seed, double val_loss, double rare_ppl = 30) {
+  ember::RunResult r;
+  r.group = member, r.seed = seed;
+  r.dir = member + "_seed" + std::to_string(seed);
+  r.val_loss = val_loss, r.val_ppl = std::exp(val_loss), r.train_loss = val_loss + 0.5;
+  r.rare_ppl = rare_ppl, r.frequent_ppl = 3, r.rare_range = "1e-06 .. 1e-05";
+  r.buckets = {{"1e-06 .. 1e-05", 40, rare_ppl}, {">= 1e-05", 60, 3}};
+  return r;
+}
+
+// report.csv as rows of named cells (the test's names hold no comma or quote).
+std::vector<std::map<std::string, std::string>> read_csv(const std::string& text) {
+  auto split = [](const std::string& line) {
+    std::vector<std::string> cells;
+    std::stringstream in(line);
+    for (std::string c; std::getline(in, c, ',');) cells.push_back(c);
+    if (!line.empty() && line.back() == ',') cells.emplace_back();
+    return cells;
+  };
+  std::stringstream in(text);
+  std::string line;
+  std::getline(in, line);
+  const auto names = split(line);
+  std::vector<std::map<std::string, std::string>> rows;
+  while (std::getline(in, line)) {
+    const auto cells = split(line);
+    EXPECT_EQ(cells.size(), names.size()) << line;
+    std::map<std::string, std::string> row;
+    for (size_t i = 0; i < names.size() && i < cells.size(); ++i) row[names[i]] = cells[i];
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+TEST(StudentT, QuantilesMatchTheTablesAndTheClosedForms) {
+  const std::pair<double, double> table[] = {{1, 12.7062047}, {2, 4.30265273}, {4, 2.77644511},
+                                             {9, 2.26215716}, {29, 2.04522964}, {1000, 1.96233908}};
+  for (const auto& [df, t] : table) EXPECT_NEAR(ember::student_t_quantile(0.975, df), t, 1e-7) << "df " << df;
+  for (double p : {0.6, 0.9, 0.995, 0.9999}) {
+    EXPECT_NEAR(ember::student_t_quantile(p, 1), std::tan(M_PI * (p - 0.5)), 1e-9 * std::tan(M_PI * (p - 0.5)));
+    EXPECT_NEAR(ember::student_t_quantile(p, 2), (2 * p - 1) / std::sqrt(2 * p * (1 - p)), 1e-9);  // df 2
+    EXPECT_NEAR(ember::student_t_quantile(1 - p, 7), -ember::student_t_quantile(p, 7), 1e-12);  // symmetric
+    EXPECT_NEAR(ember::student_t_cdf(ember::student_t_quantile(p, 3.5), 3.5), p, 1e-12);
+  }
+  EXPECT_EQ(ember::student_t_quantile(0.5, 5), 0.0);
+  EXPECT_NEAR(ember::student_t_cdf(1, 1), 0.75, 1e-15);  // 1/2 + atan(1)/pi
+  // I_x(a, 1) = x^a, I_x(1, b) = 1 - (1 - x)^b
+  EXPECT_NEAR(ember::regularized_incomplete_beta(3, 1, 0.4), std::pow(0.4, 3), 1e-14);
+  EXPECT_NEAR(ember::regularized_incomplete_beta(1, 2.5, 0.7), 1 - std::pow(0.3, 2.5), 1e-14);
+  EXPECT_THROW(ember::student_t_quantile(1.0, 3), ember::UsageError);
+  EXPECT_THROW(ember::student_t_quantile(0.9, 0), ember::UsageError);
+  EXPECT_THROW(ember::regularized_incomplete_beta(1, 1, 1.5), ember::UsageError);
+}
+
+TEST(PairedStats, AnIntervalThatContainsZeroIsNotResolved) {
+  const auto p = ember::paired_difference({1, 2, 3}, {-0.228, -0.005, -0.114});
+  EXPECT_NEAR(p.mean, -0.11566667, 1e-8);
+  EXPECT_NEAR(p.sd, 0.11150934, 1e-8);
+  // half-width t_{0.975, 2} sd / sqrt(3) = 4.30265 * 0.11151 / 1.73205 = 0.27700
+  EXPECT_NEAR(p.ci_low, -0.39267123, 1e-7);
+  EXPECT_NEAR(p.ci_high, 0.16133789, 1e-7);
+  EXPECT_EQ(p.sign_agree, 3);
+  EXPECT_FALSE(p.resolved);
+}
+
+TEST(PairedStats, AnIntervalThatExcludesZeroIsResolved) {
+  const auto p = ember::paired_difference({1, 2, 3, 4}, {-0.10, -0.12, -0.11, -0.09});
+  EXPECT_NEAR(p.mean, -0.105, 1e-12);
+  EXPECT_NEAR(p.ci_low, -0.12554260, 1e-7);  // t_{0.975, 3} = 3.18245
+  EXPECT_NEAR(p.ci_high, -0.08445740, 1e-7);
+  EXPECT_EQ(p.sign_agree, 4);
+  EXPECT_TRUE(p.resolved);
+  const auto mixed = ember::paired_difference({1, 2, 3}, {0.3, 0.4, -0.05});
+  EXPECT_EQ(mixed.sign_agree, 2);
+}
+
+TEST(PairedStats, OneSeedHasNoIntervalAndZeroSpreadIsThePoint) {
+  const auto one = ember::paired_difference({5}, {-0.3});
+  EXPECT_TRUE(std::isnan(one.ci_low) && std::isnan(one.ci_high) && std::isnan(one.sd));
+  EXPECT_EQ(one.mean, -0.3);
+  EXPECT_FALSE(one.resolved);
+  const auto flat = ember::paired_difference({1, 2}, {0.05, 0.05});
+  EXPECT_NEAR(flat.ci_low, 0.05, 1e-15);
+  EXPECT_NEAR(flat.ci_high, 0.05, 1e-15);
+  EXPECT_TRUE(flat.resolved);
+  EXPECT_FALSE(ember::paired_difference({1, 2}, {0.0, 0.0}).resolved);
+  EXPECT_THROW(ember::paired_difference({1, 2}, {0.1}), ember::UsageError);
+}
+
+TEST(PairedReport, MembersWithDifferentSeedSetsAreComparedOnTheirCommonSeeds) {
+  EXPECT_EQ(ember::common_seeds({3, 1, 2}, {4, 2, 3}), (std::vector<int64_t>{2, 3}));
+  const std::vector<ember::RunResult> runs = {
+      seeded_run("base", 1, 2.0), seeded_run("base", 2, 2.1),  seeded_run("base", 3, 2.2),
+      seeded_run("wide", 2, 1.9), seeded_run("wide", 3, 2.15), seeded_run("wide", 4, 1.0),
+      seeded_run("far", 7, 1.5)};
+  const auto report = ember::make_report(runs, "base");
+  ASSERT_EQ(report.rows.size(), 3u);
+  const auto& wide = report.rows[1];
+  EXPECT_EQ(wide.seeds, (std::vector<int64_t>{2, 3, 4}));
+  EXPECT_EQ(wide.common_seeds, (std::vector<int64_t>{2, 3}));
+  const auto& loss = wide.paired.at("val_loss");
+  ASSERT_EQ(loss.diffs.size(), 2u);  // seed 4 (the baseline has none) is left out
+  EXPECT_NEAR(loss.diffs[0], -0.2, 1e-12);
+  EXPECT_NEAR(loss.diffs[1], -0.05, 1e-12);
+  EXPECT_NEAR(loss.mean, -0.125, 1e-12);
+  EXPECT_NEAR(loss.ci_high, -0.125 + 12.7062047 * 0.075, 1e-6);  // sd = 0.15 / sqrt(2), n = 2
+  EXPECT_FALSE(loss.resolved);
+  EXPECT_EQ(loss.sign_agree, 2);
+  EXPECT_TRUE(wide.paired.count("ppl 1e-06 .. 1e-05"));
+  EXPECT_TRUE(report.rows[2].common_seeds.empty());
+  EXPECT_TRUE(report.rows[2].paired.empty());
+  const auto md = ember::report_markdown(report);
+  EXPECT_NE(md.find("## Paired differences against `base`"), std::string::npos) << md;
+  EXPECT_NE(md.find("Compared on their common seeds 2, 3 only: wide has 2, 3, 4; base has 1, 2, 3."),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| val_loss | 2: -0.2, 3: -0.05 | -0.125 | [-1.078, +0.828] | 2/2 | not resolved |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("No seed in common with `base` (far has 7; base has 1, 2, 3): not compared."), std::string::npos)
+      << md;
+}
+
+TEST(PairedReport, AResolvedDifferenceAndOneSeedAreSaidSo) {
+  const std::vector<ember::RunResult> runs = {
+      seeded_run("base", 1, 2.0), seeded_run("base", 2, 2.1), seeded_run("base", 3, 2.2),
+      seeded_run("lev", 1, 1.8),  seeded_run("lev", 2, 1.91), seeded_run("lev", 3, 2.0),
+      seeded_run("one", 2, 1.0)};
+  const auto md = ember::report_markdown(ember::make_report(runs, "base"));
+  EXPECT_NE(md.find("Seeds 1, 2, 3 (both members)."), std::string::npos) << md;
+  EXPECT_NE(md.find("| val_loss | 1: -0.2, 2: -0.19, 3: -0.2 | -0.1967 | [-0.211, -0.1823] | 3/3 | resolved |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| val_loss | 2: -1.1 | -1.1 | n/a (1 seed) | 1/1 | not resolved |"), std::string::npos) << md;
+}
+
+TEST(PairedReport, TwoRunsOfOneSeedAreAWarningAndThePairingUsesTheFirst) {
+  auto twin = seeded_run("wide", 1, 5.0);
+  twin.dir = "wide_again_seed1";
+  const auto report = ember::make_report({seeded_run("base", 1, 2.0), seeded_run("wide", 1, 1.5), twin}, "base");
+  ASSERT_EQ(report.warnings.size(), 1u);
+  EXPECT_NE(report.warnings[0].find("member 'wide' has 2 runs with train.seed 1 (wide_seed1, wide_again_seed1)"),
+            std::string::npos)
+      << report.warnings[0];
+  EXPECT_NEAR(report.rows[1].paired.at("val_loss").mean, -0.5, 1e-12);
+}
+
+// report.csv read back: one row per member and seed, then the member's summary, and the summary's
+// statistics recomputed from the seed rows.
+TEST(PairedReport, TheCsvHoldsEverySeedAndItsStatisticsRecompute) {
+  const std::vector<ember::RunResult> runs = {
+      seeded_run("base", 1, 2.0, 30), seeded_run("base", 2, 2.1, 31), seeded_run("base", 3, 2.2, 29),
+      seeded_run("lev", 3, 2.3, 25), seeded_run("lev", 1, 1.8, 26),  seeded_run("lev", 2, 1.91, 24),
+      seeded_run("lev", 5, 1.7, 20)};
+  const auto rows = read_csv(ember::report_csv(ember::make_report(runs, "base")));
+  ASSERT_EQ(rows.size(), 9u);  // 3 + 1 and 4 + 1
+  std::vector<std::string> kinds, seeds;
+  for (const auto& r : rows) kinds.push_back(r.at("row")), seeds.push_back(r.at("seed"));
+  EXPECT_EQ(kinds, (std::vector<std::string>{"seed", "seed", "seed", "summary", "seed", "seed", "seed", "seed",
+                                             "summary"}));
+  EXPECT_EQ(seeds, (std::vector<std::string>{"1", "2", "3", "", "1", "2", "3", "5", ""}));
+  std::map<std::pair<std::string, std::string>, std::map<std::string, std::string>> seed_row;
+  for (const auto& r : rows)
+    if (r.at("row") == "seed") seed_row[{r.at("member"), r.at("seed")}] = r;
+  const auto& summary = rows[8];
+  EXPECT_EQ(summary.at("member"), "lev");
+  EXPECT_EQ(summary.at("n_common_seeds"), "3");
+  EXPECT_EQ(summary.at("common_seeds"), "1;2;3");
+  EXPECT_EQ(rows[3].at("n_common_seeds"), "");  // the baseline is not compared with itself
+  EXPECT_EQ(rows[3].at("val_loss_mean_diff"), "");
+  const auto& lev5 = seed_row[{"lev", "5"}];
+  EXPECT_EQ(lev5.at("val_loss_diff"), "");  // the baseline has no seed 5
+  EXPECT_EQ(lev5.at("val_loss"), "1.7");
+  for (const std::string metric : {"val_loss", "ppl 1e-06 .. 1e-05"}) {
+    const std::string sep = metric == "val_loss" ? "_" : " ";
+    std::vector<double> diffs;
+    for (const char* seed : {"1", "2", "3"}) {
+      const double d = std::stod(seed_row[{"lev", seed}].at(metric)) - std::stod(seed_row[{"base", seed}].at(metric));
+      EXPECT_NEAR(std::stod(seed_row[{"lev", seed}].at(metric + sep + "diff")), d, 1e-12) << metric << " " << seed;
+      diffs.push_back(d);
+    }
+    const double mean = (diffs[0] + diffs[1] + diffs[2]) / 3;
+    double ss = 0;
+    for (double d : diffs) ss += (d - mean) * (d - mean);
+    const double half = 4.30265273 * std::sqrt(ss / 2) / std::sqrt(3.0);
+    EXPECT_NEAR(std::stod(summary.at(metric + sep + "mean_diff")), mean, 1e-12) << metric;
+    EXPECT_NEAR(std::stod(summary.at(metric + sep + "sd_diff")), std::sqrt(ss / 2), 1e-12) << metric;
+    EXPECT_NEAR(std::stod(summary.at(metric + sep + "ci_low")), mean - half, 1e-7) << metric;
+    EXPECT_NEAR(std::stod(summary.at(metric + sep + "ci_high")), mean + half, 1e-7) << metric;
+    const bool resolved = mean - half > 0 || mean + half < 0;
+    EXPECT_EQ(summary.at(metric + sep + "resolved"), resolved ? "yes" : "no") << metric;
+    const auto agree = std::count_if(diffs.begin(), diffs.end(), [&](double d) { return (d < 0) == (mean < 0); });
+    EXPECT_EQ(summary.at(metric + sep + "sign_agree"), std::to_string(agree)) << metric;
+  }
+  EXPECT_EQ(summary.at("ppl 1e-06 .. 1e-05 resolved"), "yes");  // rare perplexity 25, 26, 24 against 30, 31, 29
+  EXPECT_EQ(summary.at("val_loss_resolved"), "no");             // -0.2, -0.19, +0.1
+  EXPECT_EQ(summary.at("val_loss_sign_agree"), "2");
+  EXPECT_EQ(summary.at("seeds"), "4");
+}
+
+}  // namespace
+}  // namespace paired_stats_test
