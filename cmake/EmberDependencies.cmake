@@ -21,11 +21,8 @@ find_package(OpenSSL REQUIRED)
 find_package(spdlog REQUIRED)
 
 # Torch's exported flags carry the ABI define; keep them on every target that links torch.
-add_library(ember_torch INTERFACE)
-target_link_libraries(ember_torch INTERFACE ${TORCH_LIBRARIES})
-target_include_directories(ember_torch SYSTEM INTERFACE ${TORCH_INCLUDE_DIRS})
-separate_arguments(_torch_flags UNIX_COMMAND "${TORCH_CXX_FLAGS}")
-target_compile_options(ember_torch INTERFACE $<$<COMPILE_LANGUAGE:CXX>:${_torch_flags}>)
+include(EmberDependencyTargets)
+ember_torch_target(ember_torch)
 # ember_log (spdlog) is compiled without these flags, with the compiler's default new string ABI,
 # as Debian's libspdlog is; a LibTorch built for the old ABI cannot share std::string with it.
 if(TORCH_CXX_FLAGS MATCHES "_GLIBCXX_USE_CXX11_ABI=0")
@@ -34,39 +31,14 @@ if(TORCH_CXX_FLAGS MATCHES "_GLIBCXX_USE_CXX11_ABI=0")
 endif()
 message(STATUS "ember: Torch ${Torch_VERSION} from ${Torch_DIR}")
 
-# The PyPI wheel's libtorch_cuda.so needs the CUDA libraries of the venv's nvidia-* wheels (NCCL,
-# cuDNN, ...), which may be newer than /usr/local/cuda's. Point the linker at them first so that it
-# does not resolve e.g. libnccl.so.2 against the older system copy. At run time the wheel's own
-# RPATH ($ORIGIN/../../nvidia/...) finds them.
+# The torch wheel's site-packages (src/CMakeLists.txt looks for the nvidia-nccl wheel's nccl.h there).
 get_filename_component(_ember_site "${Torch_DIR}/../../../.." ABSOLUTE)
-file(GLOB _ember_nvidia_libs LIST_DIRECTORIES true "${_ember_site}/nvidia/*/lib")
-foreach(_dir ${_ember_nvidia_libs})
-  target_link_options(ember_torch INTERFACE "-Wl,-rpath-link,${_dir}")
-endforeach()
 
-# PCRE2 (8-bit, UTF + UCP, JIT): the tokenizer's Unicode pre-tokenisation regexes.
-# Through pkg-config where there is one; else (a bare CUDA image with the libraries unpacked into a
-# prefix by bench/gpu_check.sh) by plain header and library search.
-find_package(PkgConfig QUIET)
-if(PkgConfig_FOUND)
-  pkg_check_modules(PCRE2 QUIET IMPORTED_TARGET libpcre2-8)
-endif()
-add_library(ember_pcre2 INTERFACE)
-if(TARGET PkgConfig::PCRE2)
-  target_link_libraries(ember_pcre2 INTERFACE PkgConfig::PCRE2)
-else()
-  find_path(EMBER_PCRE2_INCLUDE_DIR pcre2.h)
-  find_library(EMBER_PCRE2_LIBRARY pcre2-8)
-  if(NOT EMBER_PCRE2_INCLUDE_DIR OR NOT EMBER_PCRE2_LIBRARY)
-    message(FATAL_ERROR "ember: PCRE2 (libpcre2-dev) not found: no pkg-config module libpcre2-8 and "
-      "no pcre2.h / libpcre2-8 on CMAKE_PREFIX_PATH")
-  endif()
-  target_include_directories(ember_pcre2 SYSTEM INTERFACE ${EMBER_PCRE2_INCLUDE_DIR})
-  target_link_libraries(ember_pcre2 INTERFACE ${EMBER_PCRE2_LIBRARY})
-endif()
+ember_pcre2_target(ember_pcre2)
 
 # PLplot (Debian: libplplot-dev + plplot-driver-cairo) draws `ember capacity --plot`; optional,
 # without it that flag says so and everything else works.
+find_package(PkgConfig QUIET)
 if(PkgConfig_FOUND)
   pkg_check_modules(PLPLOT QUIET IMPORTED_TARGET plplot)
 endif()

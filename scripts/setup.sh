@@ -6,7 +6,8 @@
 #   EMBER_SKIP_BUILD=1  stop after installing dependencies
 #   EMBER_TARGETS  what to build (default: everything; scripts/demo.sh builds only `ember`)
 #   EMBER_JOBS     parallel compile jobs (default: the CPUs this process may use)
-#   EMBER_TOKENIZER_DIR  where tokenizer presets find their rank files (default ~/.cache/ember/tokenizers)
+#   EMBER_TOKENIZER_DIR  the user cache of tokenizer rank files to fill (default ~/.cache/ember/tokenizers;
+#                        the build and an install find them without it: docs/install.md)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="${EMBER_VENV:-$HOME/.cache/ember/venv}"
@@ -48,7 +49,7 @@ PY
   "$venv/bin/pip" install -q -r "$here/scripts/requirements.txt"
 }
 
-# Tokenizer presets read <name>.tiktoken from the cache; fill it from the rank files shipped in
+# Tokenizer presets fall back on the user cache (docs/install.md); fill it from the rank files shipped in
 # third_party/tokenizers (licences in that folder), copying only files that changed.
 install_tokenizers() {
   local src="$here/third_party/tokenizers" dst="${EMBER_TOKENIZER_DIR:-$HOME/.cache/ember/tokenizers}"

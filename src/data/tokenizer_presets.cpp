@@ -1,8 +1,8 @@
 #include "ember/data/tokenizer_presets.h"
 
-#include <cstdlib>
 #include <nlohmann/json.hpp>
 
+#include "ember/data/tokenizer_search.h"
 #include "ember/util/error.h"
 #include "ember/util/files.h"
 
@@ -74,18 +74,10 @@ std::vector<std::string> tokenizer_preset_names() {
   return {"r50k_base", "p50k_base", "cl100k_base", "o200k_base", "llama3"};
 }
 
-std::filesystem::path tokenizer_cache_dir() {
-  if (const char* dir = std::getenv("EMBER_TOKENIZER_DIR"); dir && *dir) return dir;
-  const char* home = std::getenv("HOME");
-  return std::filesystem::path(home && *home ? home : ".") / ".cache" / "ember" / "tokenizers";
-}
-
 TokenizerSpec tokenizer_preset(const std::string& name) {
   TokenizerSpec s = builtin(name);
-  s.ranks_file = tokenizer_cache_dir() / (name + ".tiktoken");
-  if (!std::filesystem::is_regular_file(s.ranks_file))
-    throw DataError("tokenizer: preset '" + name + "' needs its rank file at " + s.ranks_file.string() +
-                    " (run scripts/setup.sh, or set EMBER_TOKENIZER_DIR to a folder holding " + name + ".tiktoken)");
+  s.ranks_file = find_tokenizer_file(name + ".tiktoken", tokenizer_search_dirs(tokenizer_search_env()),
+                                     "tokenizer: preset '" + name + "'");
   return s;
 }
 

@@ -96,5 +96,15 @@ echo "50257" >big_id.txt
 expect_error "token id 50257 is not in the vocabulary" "$EMBER" tokenizer decode --preset r50k_base <big_id.txt
 echo "1 x 2" >junk.txt
 expect_error "expected token ids" "$EMBER" tokenizer decode --preset r50k_base <junk.txt
-EMBER_TOKENIZER_DIR="$SCRATCH/none" expect_error "needs its rank file" "$EMBER" tokenizer encode --preset cl100k_base </dev/null
+# The build's binary finds the presets through <build>/share/ember/tokenizers whatever HOME is; a
+# copy elsewhere, with an empty $EMBER_TOKENIZER_DIR and HOME, names every place it looked.
+mkdir -p home none moved/bin
+env -u EMBER_TOKENIZER_DIR -u XDG_CACHE_HOME HOME="$SCRATCH/home" "$EMBER" tokenizer encode --preset r50k_base \
+  <mixed.txt >any_home.txt || fail "the build's ember does not find the r50k_base preset with an empty HOME"
+cmp -s ours_r50k_base.txt any_home.txt || fail "r50k_base from <build>/share/ember/tokenizers encodes differently"
+ln "$EMBER" moved/bin/ember 2>/dev/null || cp "$EMBER" moved/bin/ember
+EMBER_TOKENIZER_DIR="$SCRATCH/none" HOME="$SCRATCH/home" \
+  expect_error "not found in $SCRATCH/none (\$EMBER_TOKENIZER_DIR), $SCRATCH/moved/share/ember/tokenizers (relative to the binary)" \
+  env -u XDG_CACHE_HOME moved/bin/ember tokenizer encode --preset cl100k_base </dev/null
+grep -qF "$SCRATCH/home/.cache/ember/tokenizers (the user cache, \$HOME/.cache)" err.txt || fail "the error does not name the user cache"
 echo "OK"
