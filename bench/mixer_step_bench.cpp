@@ -10,7 +10,7 @@
 #include <iostream>
 #include <vector>
 
-#include "ember/checkpoint/run_config.h"
+#include "ember/run/run_config.h"
 #include "ember/util/denormals.h"
 #include "ember/util/error.h"
 #include "peak_memory.h"

@@ -4,7 +4,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
-#include "ember/checkpoint/model_loader.h"
+#include "ember/run/model_loader.h"
 #include "ember/io/npy.h"
 #include "ember/io/safetensors.h"
 #include "ember/util/error.h"

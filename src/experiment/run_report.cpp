@@ -13,7 +13,7 @@
 #include <sstream>
 
 #include "ember/analysis/plot_output.h"
-#include "ember/checkpoint/run_config.h"
+#include "ember/run/run_config.h"
 #include "ember/experiment/paired_report.h"
 #include "ember/experiment/report_figures.h"
 #include "ember/model/summary.h"

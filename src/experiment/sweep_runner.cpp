@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "ember/checkpoint/run_config.h"
+#include "ember/run/run_config.h"
 #include "ember/experiment/child_process.h"
 #include "ember/experiment/run_report.h"
 #include "ember/util/cpus.h"

@@ -9,7 +9,7 @@
 #include <limits>
 #include <set>
 
-#include "ember/checkpoint/run_config.h"
+#include "ember/run/run_config.h"
 #include "ember/util/error.h"
 #include "ember/util/suggest.h"
 

@@ -4,7 +4,7 @@
 
 #include <optional>
 
-#include "ember/checkpoint/model_loader.h"
+#include "ember/run/model_loader.h"
 #include "ember/config/json_writer.h"
 #include "ember/data/hf_tokenizer.h"
 #include "ember/interop/hf_files.h"

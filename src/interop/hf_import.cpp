@@ -2,10 +2,10 @@
 
 #include <algorithm>
 
-#include "ember/checkpoint/checkpoint.h"
-#include "ember/checkpoint/parameters.h"
-#include "ember/checkpoint/run_config.h"
-#include "ember/checkpoint/train_state.h"
+#include "ember/run/checkpoint.h"
+#include "ember/run/parameters.h"
+#include "ember/run/run_config.h"
+#include "ember/run/train_state.h"
 #include "ember/interop/hf_files.h"
 #include "ember/interop/hf_llama.h"
 #include "ember/util/files.h"

@@ -6,8 +6,8 @@
 #include <regex>
 #include <set>
 
-#include "ember/checkpoint/parameters.h"
-#include "ember/checkpoint/run_config.h"
+#include "ember/run/parameters.h"
+#include "ember/run/run_config.h"
 #include "ember/config/enum_names.h"
 #include "ember/config/json_writer.h"
 #include "ember/model/mixer.h"

@@ -1,11 +1,11 @@
 # The layers include only downward (docs/architecture.md): util < io < config < data, kernels <
-# model < checkpoint < eval, analysis < train < experiment < tools. Reads every #include "ember/..." of src/,
+# model < run < eval, analysis < train < experiment < tools. Reads every #include "ember/..." of src/,
 # include/ and kernels/ and fails on an edge that reaches up or sideways.
 source "$(dirname "$0")/lib_common.sh"
 "$PY" - "$EMBER_SOURCE_DIR" <<'PY' || fail "a layer includes upward"
 import pathlib, re, sys
 root = pathlib.Path(sys.argv[1])
-rank = {"util": 0, "io": 1, "config": 2, "data": 3, "kernels": 3, "distributed": 3, "model": 4, "checkpoint": 5,
+rank = {"util": 0, "io": 1, "config": 2, "data": 3, "kernels": 3, "distributed": 3, "model": 4, "run": 5,
         "eval": 6, "analysis": 6, "interop": 6, "train": 7, "experiment": 8}
 edges, bad = 0, []
 files = [*root.glob("src/*/**/*.cpp"), *root.glob("include/ember/*/**/*.h"), *root.glob("kernels/*.cpp"),

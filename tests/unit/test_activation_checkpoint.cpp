@@ -7,7 +7,7 @@
 #include <optional>
 #include <set>
 
-#include "ember/checkpoint/parameters.h"
+#include "ember/run/parameters.h"
 #include "ember/model/activation_checkpoint.h"
 #include "ember/model/autocast.h"
 #include "ember/model/lm.h"

@@ -7,10 +7,10 @@
 
 #include <unistd.h>
 
-#include "ember/checkpoint/checkpoint.h"
-#include "ember/checkpoint/parameters.h"
-#include "ember/checkpoint/run_lock.h"
-#include "ember/checkpoint/train_state.h"
+#include "ember/run/checkpoint.h"
+#include "ember/run/parameters.h"
+#include "ember/run/run_lock.h"
+#include "ember/run/train_state.h"
 #include "ember/train/metrics_log.h"
 #include "ember/util/error.h"
 #include "ember/util/files.h"

@@ -10,7 +10,7 @@
 #include <functional>
 
 #include "central_differences.h"
-#include "ember/checkpoint/run_config.h"
+#include "ember/run/run_config.h"
 #include "ember/model/autocast.h"
 #include "ember/model/mixers/hope_attention/fast_swiglu.h"
 #include "ember/model/lm.h"

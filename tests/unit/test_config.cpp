@@ -6,7 +6,7 @@
 
 #include <unistd.h>
 
-#include "ember/checkpoint/run_config.h"
+#include "ember/run/run_config.h"
 #include "ember/config/yaml_writer.h"
 #include "ember/model/embedding_baselines.h"
 #include "ember/model/lev.h"

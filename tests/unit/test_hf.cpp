@@ -6,8 +6,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "ember/checkpoint/parameters.h"
-#include "ember/checkpoint/run_config.h"
+#include "ember/run/parameters.h"
+#include "ember/run/run_config.h"
 #include "ember/config/json_writer.h"
 #include "ember/data/hf_tokenizer.h"
 #include "ember/interop/hf_files.h"

@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "ember/checkpoint/parameters.h"
+#include "ember/run/parameters.h"
 #include "ember/model/autocast.h"
 #include "ember/model/linear_cross_entropy.h"
 #include "ember/model/lm.h"

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "ember/checkpoint/run_config.h"
+#include "ember/run/run_config.h"
 #include "ember/model/lm.h"
 #include "ember/model/mixers/short_conv.h"
 

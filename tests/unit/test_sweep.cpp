@@ -10,7 +10,7 @@
 
 #include "ember/analysis/bar_chart.h"
 #include "ember/analysis/plot_output.h"
-#include "ember/checkpoint/run_config.h"
+#include "ember/run/run_config.h"
 #include "ember/experiment/report_figures.h"
 #include "ember/experiment/run_report.h"
 #include "ember/experiment/sweep_spec.h"

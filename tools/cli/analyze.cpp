@@ -9,7 +9,7 @@
 #include "cli/commands.h"
 #include "ember/analysis/line_plot.h"
 #include "ember/analysis/plot_output.h"
-#include "ember/checkpoint/model_loader.h"
+#include "ember/run/model_loader.h"
 #include "ember/data/text_encoder.h"
 #include "ember/eval/alignment.h"
 #include "ember/eval/attention_diagnostics.h"

@@ -3,7 +3,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
-#include "ember/checkpoint/run_config.h"
+#include "ember/run/run_config.h"
 #include "ember/config/json_writer.h"
 #include "ember/model/embedding.h"
 #include "ember/model/mixer.h"

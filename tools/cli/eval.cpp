@@ -6,7 +6,7 @@
 #include <regex>
 
 #include "cli/commands.h"
-#include "ember/checkpoint/model_loader.h"
+#include "ember/run/model_loader.h"
 #include "ember/data/loader.h"
 #include "ember/data/text_encoder.h"
 #include "ember/data/token_counts.h"

@@ -4,7 +4,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
-#include "ember/checkpoint/model_loader.h"
+#include "ember/run/model_loader.h"
 #include "ember/data/text_encoder.h"
 #include "ember/eval/generate.h"
 #include "ember/util/error.h"

@@ -3,7 +3,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
-#include "ember/checkpoint/run_config.h"
+#include "ember/run/run_config.h"
 #include "ember/model/summary.h"
 #include "ember/train/memory_estimate.h"
 #include "ember/util/error.h"

@@ -8,11 +8,11 @@
 #include <memory>
 #include <optional>
 
-#include "ember/checkpoint/checkpoint.h"
-#include "ember/checkpoint/parameters.h"
-#include "ember/checkpoint/run_config.h"
-#include "ember/checkpoint/run_lock.h"
-#include "ember/checkpoint/train_state.h"
+#include "ember/run/checkpoint.h"
+#include "ember/run/parameters.h"
+#include "ember/run/run_config.h"
+#include "ember/run/run_lock.h"
+#include "ember/run/train_state.h"
 #include "ember/data/loader.h"
 #include "ember/distributed/communicator.h"
 #include "ember/distributed/environment.h"

@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <memory>
 
-#include "ember/checkpoint/run_config.h"
+#include "ember/run/run_config.h"
 #include "ember/model/lm.h"
 
 namespace ember {

@@ -1,4 +1,4 @@
-#include "ember/checkpoint/parameters.h"
+#include "ember/run/parameters.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

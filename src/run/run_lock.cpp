@@ -1,4 +1,4 @@
-#include "ember/checkpoint/run_lock.h"
+#include "ember/run/run_lock.h"
 
 #include <fcntl.h>
 #include <sys/file.h>

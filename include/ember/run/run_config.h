@@ -1,6 +1,6 @@
 // The whole configuration of a run: one section per component, each defined by its owner
 // (model.* in model/, data.* in data/, the trainer's and evaluator's sections in config/). It
-// lives at the checkpoint layer, above model and data, because it gathers their sections; train,
+// lives at the run layer, above model and data, because it gathers their sections; train,
 // eval and analysis read it (a run directory's config.yaml is this, fully resolved).
 #pragma once
 #include <string>

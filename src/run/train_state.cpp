@@ -1,4 +1,4 @@
-#include "ember/checkpoint/train_state.h"
+#include "ember/run/train_state.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/core/Generator.h>

@@ -1,4 +1,4 @@
-#include "ember/checkpoint/run_config.h"
+#include "ember/run/run_config.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "ember/checkpoint/checkpoint.h"
+#include "ember/run/checkpoint.h"
 
 #include <algorithm>
 #include <sstream>

@@ -1,7 +1,7 @@
-#include "ember/checkpoint/model_loader.h"
+#include "ember/run/model_loader.h"
 
-#include "ember/checkpoint/checkpoint.h"
-#include "ember/checkpoint/parameters.h"
+#include "ember/run/checkpoint.h"
+#include "ember/run/parameters.h"
 #include "ember/util/error.h"
 #include "ember/util/files.h"
 
