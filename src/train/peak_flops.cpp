@@ -4,24 +4,42 @@
 #include <chrono>
 
 namespace ember {
+namespace {
 
-double measure_matmul_peak(at::Device device, at::ScalarType dtype, int64_t n) {
-  at::NoGradGuard no_grad;
-  // A GPU does a 1024^3 matmul in microseconds, where launches and the sync dominate: time big ones.
-  if (device.is_cuda()) n = std::max<int64_t>(n, 8192);
-  const int iters = device.is_cuda() ? 20 : 4;
-  auto opts = at::TensorOptions().device(device).dtype(dtype);
-  auto a = at::randn({n, n}, opts), b = at::randn({n, n}, opts), c = at::empty({n, n}, opts);
-  auto sync = [&] { (void)c.sum().item<float>(); };  // also waits for a GPU
-  at::mm_out(c, a, b);
-  sync();
-  double best = 0.0;
-  for (int rep = 0; rep < 5; ++rep) {  // the best of several: a busy moment only slows some
-    auto t0 = std::chrono::steady_clock::now();
+struct SquareProduct {
+  at::Tensor a, b, c;
+  int64_t n;
+  SquareProduct(int64_t size, const at::TensorOptions& opts)
+      : a(at::randn({size, size}, opts)), b(at::randn({size, size}, opts)), c(at::empty({size, size}, opts)), n(size) {}
+  double flops() const { return 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n); }
+  double seconds(int iters) {  // wall time of `iters` products, a GPU's included (the sum waits for it)
+    const auto t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < iters; ++i) at::mm_out(c, a, b);
-    sync();
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    best = std::max(best, iters * 2.0 * n * n * n / s);
+    (void)c.sum().item<float>();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+};
+
+}  // namespace
+
+double measure_matmul_peak(at::Device device, at::ScalarType dtype, double budget_s) {
+  at::NoGradGuard no_grad;
+  const auto opts = at::TensorOptions().device(device).dtype(dtype);
+  const int64_t n_max = device.is_cuda() ? 8192 : 1024;
+  SquareProduct p(device.is_cuda() ? n_max : 256, opts);
+  p.seconds(1);  // warm-up: library initialisation, first-touch of the pages
+  double single = p.seconds(1);
+  while (single < 5e-3 && p.n < n_max) {
+    p = SquareProduct(p.n * 2, opts);
+    p.seconds(1);
+    single = p.seconds(1);
+  }
+  const int iters = std::clamp(static_cast<int>(0.02 / std::max(single, 1e-9)), 1, 20);
+  double best = 0.0, spent = 0.0;
+  for (int round = 0; round < 2 || spent < budget_s; ++round) {  // the best round: a busy moment slows only some
+    const double s = p.seconds(iters);
+    spent += s;
+    best = std::max(best, iters * p.flops() / s);
   }
   return best;
 }
