@@ -60,13 +60,17 @@ TokenizerSpec locate_tokenizer(const std::string& spec, const fs::path& manifest
 
 }  // namespace
 
-TextEncoder manifest_encoder(const fs::path& manifest) {
-  nlohmann::json m;
+TextEncoder manifest_encoder(const fs::path& manifest) { return manifest_encoder(read_manifest(manifest), manifest); }
+
+nlohmann::json read_manifest(const fs::path& manifest) {
   try {
-    m = nlohmann::json::parse(read_text_file(manifest));
+    return nlohmann::json::parse(read_text_file(manifest));
   } catch (const nlohmann::json::exception& e) {
     throw DataError(manifest.string() + ": not valid JSON (" + e.what() + ")");
   }
+}
+
+TextEncoder manifest_encoder(const nlohmann::json& m, const fs::path& manifest) {
   const std::string kind = m.value("tokenizer", "");
   if (kind == "bytes") return TextEncoder::bytes();
   if (!m.contains("tokenizer_spec"))
@@ -78,6 +82,20 @@ TextEncoder manifest_encoder(const fs::path& manifest) {
     throw DataError(fmt::format("{}: tokenizer '{}' differs from the one the data was prepared with (sha256 {} vs {})",
                                 manifest.string(), tok->name(), tok->hash().substr(0, 12), want.substr(0, 12)));
   return TextEncoder(std::move(tok));
+}
+
+nlohmann::json manifest_tokenizer_keys(const nlohmann::json& m) {
+  nlohmann::json keys = nlohmann::json::object();
+  for (const char* k : {"tokenizer", "tokenizer_spec", "tokenizer_sha256"})
+    if (m.contains(k)) keys[k] = m[k];
+  return keys;
+}
+
+std::optional<DatasetTokenizer> manifest_tokenizer(const nlohmann::json& m, const fs::path& manifest) {
+  if (m.value("tokenizer", "") == "bytes") return DatasetTokenizer{"bytes", "bytes", manifest};
+  if (!m.contains("tokenizer_spec")) return std::nullopt;
+  const std::string name = m["tokenizer_spec"].get<std::string>();
+  return DatasetTokenizer{name, m.value("tokenizer_sha256", name), manifest};
 }
 
 TextEncoder dataset_encoder(const std::vector<std::string>& specs, const std::string& key) {
@@ -100,12 +118,7 @@ std::optional<DatasetTokenizer> dataset_tokenizer(const std::vector<std::string>
   try {
     const fs::path manifest = resolve_shards(shard_specs, key).front().parent_path() / "manifest.json";
     if (!fs::exists(manifest)) return std::nullopt;
-    const auto m = nlohmann::json::parse(read_text_file(manifest));
-    const std::string kind = m.value("tokenizer", "");
-    if (kind == "bytes") return DatasetTokenizer{"bytes", "bytes", manifest};
-    if (!m.contains("tokenizer_spec")) return std::nullopt;
-    const std::string name = m["tokenizer_spec"].get<std::string>();
-    return DatasetTokenizer{name, m.value("tokenizer_sha256", name), manifest};
+    return manifest_tokenizer(nlohmann::json::parse(read_text_file(manifest)), manifest);
   } catch (const std::exception&) {  // missing shards or an unreadable manifest: reported where they are read
     return std::nullopt;
   }
@@ -113,7 +126,12 @@ std::optional<DatasetTokenizer> dataset_tokenizer(const std::vector<std::string>
 
 void require_same_tokenizer(const std::vector<std::string>& a, const std::string& a_key,
                             const std::vector<std::string>& b, const std::string& b_key) {
-  const auto ta = dataset_tokenizer(a, a_key), tb = dataset_tokenizer(b, b_key);
+  require_same_tokenizer(dataset_tokenizer(a, a_key), a_key, b, b_key);
+}
+
+void require_same_tokenizer(const std::optional<DatasetTokenizer>& ta, const std::string& a_key,
+                            const std::vector<std::string>& b, const std::string& b_key) {
+  const auto tb = dataset_tokenizer(b, b_key);
   if (!ta || !tb || ta->identity == tb->identity) return;
   throw DataError(
       fmt::format("{} was tokenized with '{}' ({}) but {} with '{}' ({}); ids of different tokenizers "

@@ -4,12 +4,13 @@
 
 #include <optional>
 
-#include "ember/run/model_loader.h"
 #include "ember/config/json_writer.h"
 #include "ember/data/hf_tokenizer.h"
 #include "ember/interop/hf_files.h"
 #include "ember/interop/hf_llama.h"
 #include "ember/interop/modeling_ember_py.h"
+#include "ember/run/model_loader.h"
+#include "ember/run/run_data.h"
 #include "ember/util/error.h"
 #include "ember/util/files.h"
 
@@ -19,10 +20,11 @@ namespace {
 
 void write_json(const fs::path& file, const nlohmann::json& j) { write_file_atomic(file, j.dump(2) + "\n"); }
 
-// The run's tokenizer from its data manifest; nullopt with the reason when the data is gone or has none.
-std::optional<TextEncoder> run_encoder(const Config& cfg, std::string& why) {
+// The run's tokenizer (its data's manifest, or the run's record of it); nullopt with the reason when
+// neither names one.
+std::optional<TextEncoder> run_encoder(const LoadedModel& loaded, std::string& why) {
   try {
-    return dataset_encoder(cfg.data.train.empty() ? cfg.data.val : cfg.data.train, "data.train");
+    return RunData(loaded.run_dir, loaded.config.data).encoder();
   } catch (const Error& e) {
     why = e.what();
     return std::nullopt;
@@ -30,9 +32,11 @@ std::optional<TextEncoder> run_encoder(const Config& cfg, std::string& why) {
 }
 
 // Writes the tokenizer files; returns what the README says about them.
-std::string write_tokenizer(const fs::path& dir, const Config& cfg, nlohmann::json& config, nlohmann::json& generation) {
+std::string write_tokenizer(const fs::path& dir, const LoadedModel& loaded, nlohmann::json& config,
+                            nlohmann::json& generation) {
+  const Config& cfg = loaded.config;
   std::string why;
-  auto encoder = run_encoder(cfg, why);
+  auto encoder = run_encoder(loaded, why);
   if (!encoder) return "No tokenizer files: the run's data does not name its tokenizer (" + why + ").";
   write_json(dir / "tokenizer.json", hf_tokenizer_json(*encoder));
   write_json(dir / "tokenizer_config.json", hf_tokenizer_config(*encoder, cfg.model.max_seq_len));
@@ -82,7 +86,7 @@ HfExportResult export_hf(const fs::path& source, const HfExportOptions& o) {
   auto config = hf_config_json(loaded.config.model, arch, o.dtype, ember);
   config["bos_token_id"] = config["eos_token_id"] = config["pad_token_id"] = nullptr;
   nlohmann::json generation = nlohmann::json::object();
-  r.tokenizer = write_tokenizer(out.path(), loaded.config, config, generation);
+  r.tokenizer = write_tokenizer(out.path(), loaded, config, generation);
   write_json(out.path() / "config.json", config);
   write_json(out.path() / "generation_config.json", generation);
   if (arch.remote_code()) write_file_atomic(out.path() / "modeling_ember.py", kModelingEmberPy);

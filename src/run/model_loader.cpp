@@ -19,6 +19,7 @@ LoadedModel load_trained_model(const fs::path& path) {
   out.model = std::make_shared<LanguageModel>(out.config.model);
   load_parameters(*out.model, ckpt.component("model").tensors, ckpt.where());
   out.checkpoint_dir = ckpt.dir;
+  out.run_dir = run_dir;
   out.step = ckpt.step;
   out.model->eval();
   return out;

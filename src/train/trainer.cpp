@@ -11,6 +11,7 @@
 #include "ember/analysis/epsilon.h"
 #include "ember/data/text_encoder.h"
 #include "ember/model/autocast.h"
+#include "ember/run/run_data.h"
 #include "ember/train/device_choice.h"
 #include "ember/train/device_memory.h"
 #include "ember/train/lr_schedule.h"
@@ -90,7 +91,17 @@ void Trainer::together(const char* phase, const std::function<void()>& fn) {
 
 double Trainer::reduce_mean(double x) { return comm_ ? comm_->sum(x) / dist_.world : x; }
 
+// A resumed run's data where it is now: it may have moved, or be relative to another directory
+// (run/run_data.h). A new run's is used as written; open_data makes both absolute once they open.
+void Trainer::locate_data() {
+  if (!opt_.resume || !fs::exists(run_dir_ / "config.yaml")) return;
+  const RunData found(run_dir_, cfg_.data);
+  if (found.has_train()) cfg_.data.train = found.train("train --resume: training needs the training shards");
+  if (found.has_val()) cfg_.data.val = found.val("train --resume: evaluation needs the validation shards");
+}
+
 void Trainer::open_data() {
+  locate_data();
   LoaderOptions o;
   o.rank = dist_.rank;
   o.world = dist_.world;
@@ -103,6 +114,7 @@ void Trainer::open_data() {
     val_loader_ = open_loader(cfg_.data.val, "data.val", o, cfg_.model.vocab_size);
     require_same_tokenizer(cfg_.data.train, "data.train", cfg_.data.val, "data.val");
   }
+  cfg_.data = absolute_data_paths(cfg_.data, fs::current_path());  // config.yaml names them from anywhere
 }
 
 void Trainer::open_run_dir() {
@@ -383,9 +395,11 @@ void Trainer::log_memory_per_rank() const {
 }
 
 // config.yaml is the config the checkpoints were trained with until a resume is accepted, so a
-// refused one (another model) leaves the run as it was.
+// refused one (another model) leaves the run as it was; data.json records where its data is.
 void Trainer::record_config() {
-  if (main_rank()) write_file_atomic(run_dir_ / "config.yaml", to_yaml(cfg_));
+  if (!main_rank()) return;
+  write_file_atomic(run_dir_ / "config.yaml", to_yaml(cfg_));
+  write_run_data(run_dir_, describe_run_data(cfg_.data));
 }
 
 // A checkpoint of another model is refused before anything loads, naming the model.* keys that

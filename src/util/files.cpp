@@ -1,6 +1,7 @@
 #include "ember/util/files.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -46,9 +47,13 @@ StagedDirectory::StagedDirectory(fs::path target, const std::string& what) : tar
   if (fs::exists(target_) && !(fs::is_directory(target_) && fs::is_empty(target_)))
     throw UsageError(what + ": '" + target_.string() + "' exists and is not empty");
   const fs::path parent = target_.has_parent_path() ? target_.parent_path() : fs::path(".");
-  staging_ = parent / ("." + target_.filename().string() + ".partial");
-  fs::remove_all(staging_);  // left by a crashed earlier attempt
-  fs::create_directories(staging_);
+  staging_ = parent / fmt::format(".{}.partial", target_.filename().string());
+  std::error_code ec;
+  fs::remove_all(staging_, ec);  // left by a crashed earlier attempt
+  if (!ec) fs::create_directories(staging_, ec);
+  if (ec)  // e.g. a read-only or virtual filesystem (/proc): nothing was written
+    throw Error(fmt::format("{}: cannot create '{}' (a directory in '{}'): {}", what, target_.string(), parent.string(),
+                            ec.message()));
 }
 
 StagedDirectory::~StagedDirectory() {
@@ -57,8 +62,12 @@ StagedDirectory::~StagedDirectory() {
 }
 
 void StagedDirectory::publish() {
-  if (fs::exists(target_)) fs::remove(target_);  // empty, checked at the start
-  fs::rename(staging_, target_);
+  std::error_code ec;
+  if (fs::exists(target_)) fs::remove(target_, ec);  // empty, checked at the start
+  if (!ec) fs::rename(staging_, target_, ec);
+  if (ec)
+    throw Error(
+        fmt::format("cannot move '{}' into place as '{}': {}", staging_.string(), target_.string(), ec.message()));
   fsync_path(target_.has_parent_path() ? target_.parent_path() : fs::path("."));
   published_ = true;
 }

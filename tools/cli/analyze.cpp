@@ -10,6 +10,7 @@
 #include "ember/analysis/line_plot.h"
 #include "ember/analysis/plot_output.h"
 #include "ember/run/model_loader.h"
+#include "ember/run/run_data.h"
 #include "ember/data/text_encoder.h"
 #include "ember/eval/alignment.h"
 #include "ember/eval/attention_diagnostics.h"
@@ -58,8 +59,7 @@ std::unique_ptr<Evaluation> open_evaluation(const AnalyzeArgs& args) {
   e->loaded = load_trained_model(args.ckpt);
   e->loaded.model->to(resolve_device(args.device, "--device"));
   e->scratch = fs::temp_directory_path() / ("ember_analyze_" + std::to_string(::getpid()));
-  const auto& data = e->loaded.config.data;
-  auto encoder = [&data] { return dataset_encoder(data.train.empty() ? data.val : data.train, "the run's data"); };
+  auto encoder = [&loaded = e->loaded] { return RunData(loaded.run_dir, loaded.config.data).encoder(); };
   LoaderOptions o;
   o.batch = args.batch_size;
   o.seq_len = args.seq_len > 0 ? args.seq_len : e->loaded.config.train.seq_len;

@@ -6,7 +6,6 @@
 #include <regex>
 
 #include "cli/commands.h"
-#include "ember/run/model_loader.h"
 #include "ember/data/loader.h"
 #include "ember/data/text_encoder.h"
 #include "ember/data/token_counts.h"
@@ -15,6 +14,8 @@
 #include "ember/eval/task_kind.h"
 #include "ember/eval/task_scoring.h"
 #include "ember/io/safetensors.h"
+#include "ember/run/model_loader.h"
+#include "ember/run/run_data.h"
 #include "ember/util/error.h"
 
 namespace ember::cli {
@@ -56,8 +57,7 @@ TaskKind task_kind_of(const std::string& name) {
 
 // --task choice|lambada FILE: the task's accuracy instead of perplexity.
 void run_task(const EvalArgs& args, LoadedModel& loaded, const at::Device& device) {
-  const auto& data = loaded.config.data;
-  const TextEncoder encoder = dataset_encoder(data.train.empty() ? data.val : data.train, "the run's data");
+  const TextEncoder encoder = RunData(loaded.run_dir, loaded.config.data).encoder();
   const std::string &kind = args.task[0], &file = args.task[1];
   auto cap = [&](auto items) {
     if (args.limit > 0 && static_cast<int64_t>(items.size()) > args.limit)
@@ -114,10 +114,10 @@ struct EvalData {
   std::vector<std::string> specs;
 };
 
-std::vector<EvalData> eval_datasets(const std::vector<std::string>& data, const std::vector<std::string>& val) {
+std::vector<EvalData> eval_datasets(const std::vector<std::string>& data, const RunData& run) {
   if (data.empty()) {
-    if (val.empty()) throw UsageError("eval: the run has no data.val; pass --data SHARDS");
-    return {{"val", "data.val", val}};
+    if (!run.has_val()) throw UsageError("eval: the run has no data.val; pass --data SHARDS");
+    return {{"val", "data.val", run.val("eval: perplexity without --data needs the validation shards")}};
   }
   static const std::regex named(R"(([A-Za-z_][A-Za-z0-9_.-]*)=(.+))");
   std::vector<EvalData> out;
@@ -149,7 +149,8 @@ void run_eval(const EvalArgs& args) {
     loaded.model->to(device);
     return run_task(args, loaded, device);
   }
-  const auto datasets = eval_datasets(args.data, cfg.data.val);
+  const RunData run_data(loaded.run_dir, cfg.data);
+  const auto datasets = eval_datasets(args.data, run_data);
   LoaderOptions o;
   o.batch = cfg.train.micro_batch;
   o.seq_len = cfg.train.seq_len;
@@ -160,13 +161,14 @@ void run_eval(const EvalArgs& args) {
   const bool bf16 = args.precision.empty() ? cfg.train.precision == Precision::bf16 : args.precision == "bf16";
   std::vector<int64_t> counts;
   if (args.buckets) {
-    if (cfg.data.train.empty()) throw UsageError("eval --buckets: the run has no data.train to count frequencies in");
-    counts = training_token_counts(cfg.data.train, cfg.model.vocab_size);
+    if (!run_data.has_train()) throw UsageError("eval --buckets: the run has no data.train to count frequencies in");
+    counts = training_token_counts(run_data.train("eval --buckets: frequency buckets need the training shards"),
+                                   cfg.model.vocab_size);
   }
   std::vector<std::unique_ptr<BatchLoader>> loaders;  // all opened first: a bad one fails before any work
   for (const auto& d : datasets) {
     loaders.push_back(open_loader(d.specs, d.key, o, cfg.model.vocab_size));
-    require_same_tokenizer(cfg.data.train.empty() ? cfg.data.val : cfg.data.train, "the run's data", d.specs, d.key);
+    require_same_tokenizer(run_data.tokenizer(), "the run's data", d.specs, d.key);
   }
   if (!args.logits.empty()) write_first_batch_logits(*loaded.model, *loaders.front(), device, args.logits);
   std::vector<BucketedEval> results;

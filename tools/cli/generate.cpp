@@ -4,9 +4,10 @@
 #include <iostream>
 
 #include "cli/commands.h"
-#include "ember/run/model_loader.h"
 #include "ember/data/text_encoder.h"
 #include "ember/eval/generate.h"
+#include "ember/run/model_loader.h"
+#include "ember/run/run_data.h"
 #include "ember/util/error.h"
 #include "ember/util/files.h"
 
@@ -24,8 +25,7 @@ void run_generate(const GenerateArgs& a) {
     throw UsageError("generate: give exactly one of --prompt TEXT or --prompt-file FILE");
   auto loaded = load_trained_model(a.path);
   loaded.model->to(resolve_device(a.device, "--device"));
-  const auto& data = loaded.config.data;
-  const TextEncoder encoder = dataset_encoder(data.train.empty() ? data.val : data.train, "the run's data");
+  const TextEncoder encoder = RunData(loaded.run_dir, loaded.config.data).encoder();
   const std::string prompt = a.prompt.empty() ? read_text_file(a.prompt_file) : a.prompt;
   SamplingOptions o = a.sampling;
   o.vocab_limit = encoder.vocab_size();  // a model wider than its tokenizer never samples an id it cannot decode

@@ -9,7 +9,7 @@ namespace ember {
 
 struct DataConfig {
   // Shard files, directories (every *.bin inside) or glob patterns; relative paths are taken
-  // from the current directory.
+  // from the current directory (a run's config.yaml holds them absolute: run/run_data.h).
   std::vector<std::string> train;
   std::vector<std::string> val;
 

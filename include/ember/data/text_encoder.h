@@ -2,6 +2,8 @@
 // manifest.json names (a preset or a rank file, checked against the recorded sha256). Analyses of
 // a run read text the way the run's data was prepared.
 #pragma once
+#include <nlohmann/json.hpp>
+
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -38,6 +40,13 @@ class TextEncoder {
 TextEncoder dataset_encoder(const std::vector<std::string>& specs, const std::string& key);
 // The encoder a manifest.json describes.
 TextEncoder manifest_encoder(const std::filesystem::path& manifest);
+// A manifest.json's contents; DataError naming the file when it is not JSON.
+nlohmann::json read_manifest(const std::filesystem::path& manifest);
+// The encoder manifest contents `m` describe (at least its tokenizer keys); `manifest` names it in
+// errors, and a tokenizer rank file not found as given is looked for beside it.
+TextEncoder manifest_encoder(const nlohmann::json& m, const std::filesystem::path& manifest);
+// The keys of a manifest that name its tokenizer (tokenizer, tokenizer_spec, tokenizer_sha256).
+nlohmann::json manifest_tokenizer_keys(const nlohmann::json& m);
 
 // What the manifest.json beside a dataset's first shard says about its tokenizer, without loading
 // it; nullopt when the shards or the manifest cannot be found (nothing to compare).
@@ -47,9 +56,14 @@ struct DatasetTokenizer {
   std::filesystem::path manifest;
 };
 std::optional<DatasetTokenizer> dataset_tokenizer(const std::vector<std::string>& specs, const std::string& key);
+// What manifest contents `m` say about their tokenizer; nullopt when they name none.
+std::optional<DatasetTokenizer> manifest_tokenizer(const nlohmann::json& m, const std::filesystem::path& manifest);
 // A DataError when both datasets name their tokenizers and the two differ: ids of different
 // tokenizers do not compare (a perplexity over them means nothing).
 void require_same_tokenizer(const std::vector<std::string>& a, const std::string& a_key,
+                            const std::vector<std::string>& b, const std::string& b_key);
+// The same with the first side already known (a run's recorded tokenizer; nullopt: nothing to compare).
+void require_same_tokenizer(const std::optional<DatasetTokenizer>& a, const std::string& a_key,
                             const std::vector<std::string>& b, const std::string& b_key);
 
 // Whether a --data argument is a plain text file (not a shard, .npy or nanogpt: file).

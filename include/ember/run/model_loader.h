@@ -13,6 +13,7 @@ struct LoadedModel {
   Config config;
   std::shared_ptr<LanguageModel> model;
   std::filesystem::path checkpoint_dir;
+  std::filesystem::path run_dir;  // the directory of config.yaml (and data.json: run/run_data.h)
   int64_t step = 0;
 };
 

@@ -49,6 +49,7 @@ class Trainer {
 
  private:
   void join_job();
+  void locate_data();
   void open_data();
   void build_model();
   // Runs a set-up phase on every rank; when any rank fails, all do (the failing one with its error).
