@@ -8,7 +8,9 @@
 #      the tiny model on the GPU(s): data parallel over NCCL when there are 2, plain CUDA training on 1;
 #   4. a few bf16 training steps of configs/tapered/1.3b.yaml and configs/leviathan/1.2b.yaml + lev.yaml
 #      on random tokens: tokens/s, MFU against the datasheet's dense bf16 peak and peak memory.
-# Usage: bench/gpu_check.sh [--build-only] [build_dir]     (--build-only: steps 1 only, no GPU needed)
+# Usage: bench/gpu_check.sh [--build-only|--compare] [build_dir]
+#   --build-only: step 1 only, no GPU needed; --compare: step 1, then bench/gpu_compare.sh in place of
+#   steps 2-4 (ember against Python at its best, and LEV against the untied head, in ABAB rounds)
 #   EMBER_PYTHON           python whose torch provides LibTorch (default /opt/torch/.venv/bin/python3 if
 #                          present, else ember's venv)
 #   EMBER_GPU_STEPS        training steps per big config (default 12)
@@ -19,19 +21,22 @@
 #                          15 s left is reported as not run), so a hang costs that check alone and the
 #                          script still reports
 # Where $OUT is set (the device call's output folder) the whole output is also written to
-# $OUT/gpu_check.log, and the logs of the checks to $OUT.
+# $OUT/gpu_check.log, and the logs and summaries of the checks to $OUT/gpu_logs.tgz.
 set -euo pipefail
 tee_pid=""
 if [ -n "${OUT:-}" ]; then mkdir -p "$OUT" && exec > >(tee -a "$OUT/gpu_check.log") 2>&1 && tee_pid=$!; fi
 finish() {  # the checks' logs to $OUT; then let tee write the last lines before the call ends
-  if [ -n "${OUT:-}" ] && [ -n "${work:-}" ]; then cp "$work"/*.out "$OUT/" 2>/dev/null || true; fi
+  if [ -n "${OUT:-}" ] && [ -n "${work:-}" ]; then
+    (cd "$work" && shopt -s nullglob && logs=(*.out *.json) && ((${#logs[@]})) && tar czf "$OUT/gpu_logs.tgz" "${logs[@]}") || true
+  fi
   if [ -n "${work:-}" ]; then rm -rf "$work"; fi
   if [ -n "$tee_pid" ]; then exec >&- 2>&-; wait "$tee_pid" 2>/dev/null || true; fi
 }
 trap finish EXIT
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-build_only=0
+build_only=0 compare=0
 [ "${1:-}" = "--build-only" ] && { build_only=1; shift; }
+[ "${1:-}" = "--compare" ] && { compare=1; shift; }
 build="${1:-$here/build-gpu}"
 steps="${EMBER_GPU_STEPS:-12}"
 peak_tflops="${EMBER_PEAK_TFLOPS:-989}"
@@ -65,6 +70,8 @@ debs=("$here"/.deps/debs/*.deb)
 if [ -e "${debs[0]}" ]; then
   deps="$here/.deps/prefix"
   for d in "${debs[@]}"; do dpkg -x "$d" "$deps"; done
+  # Their pkg-config files say prefix=/usr, where a bare image has no such headers: point them here.
+  find "$deps/usr" -name '*.pc' -exec sed -i "s|^prefix=/usr\$|prefix=$deps/usr|" {} +
   prefix_path="$prefix_path;$deps/usr"
   # Debian keeps some headers (openssl/opensslconf.h) under the multiarch folder, which the compiler
   # searches only beneath the system's /usr/include, not the prefix's.
@@ -96,14 +103,6 @@ ember="$build/tools/ember"
 "$ember" --version
 [ "$build_only" = 1 ] && exit 0
 
-say "gpu tests: CUDA LEV kernels vs CPU (fp64/fp32, both normalisations), peak memory, NCCL collectives"
-check timeout "$(budget 60)" "$build/tests/gpu/ember_gpu_lev_kernels"
-check timeout "$(budget 30)" "$build/tests/gpu/ember_gpu_rope_kernel"
-check timeout "$(budget 30)" "$build/tests/gpu/ember_gpu_device_memory"
-check timeout "$(budget 60)" "$build/tests/gpu/ember_gpu_nccl_collectives"
-check timeout "$(budget 30)" "$build/bench/ember_lev_gpu_check"
-check timeout "$(budget 60)" "$build/bench/ember_sdpa_gpu_check"
-
 work="$(mktemp -d)"
 random_tokens() {  # dir vocab n_train n_val: uniform random tokens as uint32 shards
   "$py" - "$@" <<'PY'
@@ -116,6 +115,60 @@ for split, n in sizes.items():
         f.write(header.tobytes()); f.write(rng.integers(vocab, size=n, dtype=np.uint32).tobytes())
 PY
 }
+
+big_run() {  # name vocab config...: a few bf16 steps on random tokens; the summary in $work/$name.json
+  local name="$1" vocab="$2"; shift 2
+  mkdir -p "$work/$name.data" && random_tokens "$work/$name.data" "$vocab" 1000000 100000 || return 1
+  local sets=(--set "data.train=[$work/$name.data/train_*.bin]" --set "data.val=[$work/$name.data/val_*.bin]"
+    --set train.steps="$steps" --set optim.warmup_steps=2 --set train.grad_accum=1 --set log.every=2 --set eval.every=0 --set eval.batches=2
+    --set checkpoint.final=false)
+  timeout -s KILL "$(budget 150)" "$ember" train "$@" --run-dir "$work/$name" "${sets[@]}" >"$work/$name.out" 2>&1 || { tail -20 "$work/$name.out"; return 1; }
+  grep -E "parameters|memory per rank|step " "$work/$name.out" | tail -5
+  "$py" - "$work/$name/metrics.jsonl" "$work/$name.out" "$name" "$peak_tflops" <<'PY' || return 1
+import json, re, statistics, sys
+metrics, out, name, peak = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]) * 1e12
+recs = [json.loads(l) for l in open(metrics) if '"train"' in l]
+steady = recs[1:] or recs  # the first window holds the warm-up (allocator, cuBLAS plans)
+tok_s = statistics.median(r["tokens_per_s"] for r in steady)
+log = open(out).read()
+gflop = float(re.search(r"([0-9.e+]+) GFLOP/token", log).group(1))
+summary = {"name": name, "tokens_per_s": tok_s, "gflop_per_token": gflop, "params": int(re.search(r"(\d+) parameters", log).group(1)),
+           "mfu_datasheet": tok_s * gflop * 1e9 / peak, "mfu_measured": statistics.median(r["mfu"] for r in steady),
+           "peak_allocated_gib": recs[-1].get("device_peak_allocated_gib"), "peak_reserved_gib": recs[-1].get("device_peak_reserved_gib")}
+print(f"RESULT {name}: {tok_s:,.0f} tok/s | {gflop:.3g} GFLOP/token | "
+      f"MFU {100 * summary['mfu_datasheet']:.1f}% of {peak / 1e12:.0f} TFLOP/s "
+      f"({100 * summary['mfu_measured']:.1f}% of the measured matmul peak) | "
+      f"peak allocated {summary['peak_allocated_gib']:.1f} GiB, reserved {summary['peak_reserved_gib']:.1f} GiB")
+json.dump(summary, open(out[:-len(".out")] + ".json", "w"))
+PY
+  rm -rf "$work/$name" "$work/$name.data"
+}
+
+lev_overhead() {  # untied_run lev_run: LEV's step time over the untied model's, from their median tokens/s
+  "$py" - "$work/$1.json" "$work/$2.json" <<'PY'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+print(f"RESULT LEV step overhead vs untied ({b['name']} against {a['name']}): "
+      f"{100 * (a['tokens_per_s'] / b['tokens_per_s'] - 1):+.1f}% "
+      f"(untied {a['tokens_per_s']:.0f} tok/s, LEV {b['tokens_per_s']:.0f} tok/s)")
+PY
+}
+
+if [ "$compare" = 1 ]; then
+  # shellcheck source=bench/gpu_compare.sh
+  source "$here/bench/gpu_compare.sh"
+  [ ${#failed[@]} = 0 ] || { echo "gpu_check --compare: FAILED: ${failed[*]}"; exit 1; }
+  echo "gpu_check --compare: all comparisons ran"
+  exit 0
+fi
+
+say "gpu tests: CUDA LEV kernels vs CPU (fp64/fp32, both normalisations), peak memory, NCCL collectives"
+check timeout "$(budget 60)" "$build/tests/gpu/ember_gpu_lev_kernels"
+check timeout "$(budget 30)" "$build/tests/gpu/ember_gpu_rope_kernel"
+check timeout "$(budget 30)" "$build/tests/gpu/ember_gpu_device_memory"
+check timeout "$(budget 60)" "$build/tests/gpu/ember_gpu_nccl_collectives"
+check timeout "$(budget 30)" "$build/bench/ember_lev_gpu_check"
+check timeout "$(budget 60)" "$build/bench/ember_sdpa_gpu_check"
 
 ngpu="$("$py" -c 'import torch; print(torch.cuda.device_count())')"; ranks=$(( ngpu >= 2 ? 2 : 1 ))
 say "ember launch of the tiny model on $ranks GPU(s)$([ "$ranks" = 2 ] && echo ", data parallel over NCCL")"
@@ -134,34 +187,14 @@ launch_smoke() {
 }
 check launch_smoke
 
-big_run() {  # name vocab config...
-  local name="$1" vocab="$2"; shift 2
-  mkdir -p "$work/$name.data" && random_tokens "$work/$name.data" "$vocab" 1000000 100000 || return 1
-  local sets=(--set "data.train=[$work/$name.data/train_*.bin]" --set "data.val=[$work/$name.data/val_*.bin]"
-    --set train.steps="$steps" --set optim.warmup_steps=2 --set train.grad_accum=1 --set log.every=2 --set eval.every=0 --set eval.batches=2
-    --set checkpoint.final=false)
-  timeout -s KILL "$(budget 150)" "$ember" train "$@" --run-dir "$work/$name" "${sets[@]}" >"$work/$name.out" 2>&1 || { tail -20 "$work/$name.out"; return 1; }
-  grep -E "parameters|memory per rank|step " "$work/$name.out" | tail -5
-  "$py" - "$work/$name/metrics.jsonl" "$work/$name.out" "$name" "$peak_tflops" <<'PY' || return 1
-import json, re, statistics, sys
-metrics, out, name, peak = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]) * 1e12
-recs = [json.loads(l) for l in open(metrics) if '"train"' in l]
-steady = recs[1:] or recs  # the first window holds the warm-up (allocator, cuBLAS plans)
-tok_s = statistics.median(r["tokens_per_s"] for r in steady)
-gflop = float(re.search(r"([0-9.e+]+) GFLOP/token", open(out).read()).group(1))
-print(f"RESULT {name}: {tok_s:,.0f} tok/s | {gflop:.3g} GFLOP/token | "
-      f"MFU {100 * tok_s * gflop * 1e9 / peak:.1f}% of {peak / 1e12:.0f} TFLOP/s "
-      f"({100 * statistics.median(r['mfu'] for r in steady):.1f}% of the measured matmul peak) | "
-      f"peak allocated {recs[-1].get('device_peak_allocated_gib', float('nan')):.1f} GiB, "
-      f"reserved {recs[-1].get('device_peak_reserved_gib', float('nan')):.1f} GiB")
-PY
-  rm -rf "$work/$name" "$work/$name.data"
-}
-
 say "configs/tapered/1.3b.yaml: $steps bf16 steps, micro-batch 4 x 4096"
 check big_run tapered_1.3b 128256 -c "$here/configs/tapered/1.3b.yaml"
 say "configs/leviathan/1.2b.yaml + lev.yaml: $steps bf16 steps, micro-batch 8 x 2048"
 check big_run leviathan_1.2b_lev 200376 -c "$here/configs/leviathan/1.2b.yaml" -c "$here/configs/leviathan/lev.yaml"
+
+say "configs/leviathan/1.2b.yaml + untied.yaml: the same steps, the baseline of LEV's step overhead"
+check big_run leviathan_1.2b_untied 200376 -c "$here/configs/leviathan/1.2b.yaml" -c "$here/configs/leviathan/untied.yaml"
+check lev_overhead leviathan_1.2b_untied leviathan_1.2b_lev
 
 [ ${#failed[@]} = 0 ] || { echo "gpu_check: FAILED: ${failed[*]}"; exit 1; }
 echo "gpu_check: all checks passed"

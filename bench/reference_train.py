@@ -2,8 +2,9 @@
 causal SDPA, SwiGLU, tied head, AdamW with decay/no-decay groups, clipping), at Python's best:
 fused AdamW (`torch.optim.AdamW(fused=True)`), and with `compile` the model under `torch.compile`
 (inductor, default mode; compilation happens in the untimed warm-up steps).
-Prints one JSON line like ember_train_bench.
-Usage: reference_train.py V D L H D_FF B T STEPS [fp32|bf16] [eager|compile]"""
+Prints one JSON line like ember_train_bench. On `cuda` the steps are timed between device
+synchronisations and the line also carries the peak allocated device memory.
+Usage: reference_train.py V D L H D_FF B T STEPS [fp32|bf16] [eager|compile] [cpu|cuda]"""
 import json
 import math
 import sys
@@ -53,7 +54,8 @@ class LM(torch.nn.Module):
         dh = d // h
         omega = 10000.0 ** (-2.0 * torch.arange(dh // 2, dtype=torch.float64) / dh)
         theta = torch.outer(torch.arange(T, dtype=torch.float64), omega)
-        self.cos, self.sin = theta.cos().float(), theta.sin().float()
+        self.register_buffer("cos", theta.cos().float(), persistent=False)
+        self.register_buffer("sin", theta.sin().float(), persistent=False)
 
     def forward(self, ids, targets):
         x = self.embedding(ids)
@@ -75,15 +77,17 @@ def main():
     V, D, L, H, DFF, B, T, STEPS = (int(a) for a in sys.argv[1:9])
     bf16 = len(sys.argv) > 9 and sys.argv[9] == "bf16"
     compiled = len(sys.argv) > 10 and sys.argv[10] == "compile"
+    device = sys.argv[11] if len(sys.argv) > 11 else "cpu"
+    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
     torch.manual_seed(0)
-    model = LM(V, D, L, H, DFF, T)
+    model = LM(V, D, L, H, DFF, T).to(device)
     forward = torch.compile(model) if compiled else model
     opt = fused_adamw(model)
-    batch = torch.randint(0, V, (B, T + 1))
+    batch = torch.randint(0, V, (B, T + 1), device=device)
     x, y = batch[:, :T], batch[:, 1:]
 
     def step():
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+        with torch.autocast(device, dtype=torch.bfloat16, enabled=bf16):
             loss = forward(x, y)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -92,14 +96,17 @@ def main():
 
     for _ in range(3):  # warm-up: allocator, oneDNN primitives, and compilation under compile
         step()
+    sync()
     t0 = time.perf_counter()
     for _ in range(STEPS):
         step()
+    sync()
     s = time.perf_counter() - t0
+    peak = torch.cuda.max_memory_allocated() / 2**30 if device == "cuda" else None
     print(json.dumps({"impl": "python-compile" if compiled else "python-eager", "precision": "bf16" if bf16 else "fp32",
                       "params": sum(p.numel() for p in model.parameters()),
                       "s_per_step": s / STEPS, "tokens_per_s": STEPS * B * T / s,
-                      "threads": torch.get_num_threads()}))
+                      "threads": torch.get_num_threads(), "device": device, "peak_allocated_gib": peak}))
 
 
 if __name__ == "__main__":
