@@ -39,9 +39,8 @@ Pass chunked_pass(const at::Tensor& h, const at::Tensor& w, const at::Tensor& y,
     const auto yc = y.narrow(0, start, n).unsqueeze(1);
     auto z = at::linear(hc, wm).to(acc);
     if (scale != 1.0) z.mul_(scale);
-    const auto top = std::get<0>(z.max(-1, /*keepdim=*/true));
-    const auto lse = top + (z - top).exp().sum(-1, /*keepdim=*/true).log();  // log sum_v exp z_v, stably
-    const auto ce = lse - z.gather(1, yc);                                   // CE = lse - z_y
+    const auto lse = at::logsumexp(z, -1, /*keepdim=*/true);  // log sum_v exp z_v, stably, one fused pass
+    const auto ce = lse - z.gather(1, yc);                     // CE = lse - z_y
     p.loss_sum += ce.sum();
     if (per_row) per_row->narrow(0, start, n).copy_(ce.squeeze(1));
     if (!grads) continue;
@@ -52,6 +51,12 @@ Pass chunked_pass(const at::Tensor& h, const at::Tensor& w, const at::Tensor& y,
     if (grad_weight) p.grad_w.add_(at::matmul(gm.t(), hc));
   }
   return p;
+}
+
+// The device's budget, split evenly over the rows (no thin last chunk).
+int64_t loss_chunk_rows(const at::Tensor& h, const at::Tensor& w) {
+  const int64_t most = cross_entropy_chunk_rows(w.size(0), cross_entropy_budget_bytes(h.is_cuda()));
+  return balanced_chunk_rows(h.size(0), most);
 }
 
 struct LinearCrossEntropy : torch::autograd::Function<LinearCrossEntropy> {
@@ -76,20 +81,27 @@ struct LinearCrossEntropy : torch::autograd::Function<LinearCrossEntropy> {
 at::Tensor linear_cross_entropy_per_row(const at::Tensor& hidden, const at::Tensor& weight, const at::Tensor& targets,
                                         double scale, int64_t chunk_rows) {
   at::NoGradGuard no_grad;
-  const int64_t rows = chunk_rows > 0 ? chunk_rows : cross_entropy_chunk_rows(weight.size(0));
+  const int64_t rows = chunk_rows > 0 ? chunk_rows : loss_chunk_rows(hidden, weight);
   const auto acc = matmul_dtype(hidden, weight) == at::kDouble ? at::kDouble : at::kFloat;
   auto out = at::empty({hidden.size(0)}, hidden.options().dtype(acc));
   chunked_pass(hidden, weight, targets, scale, rows, false, &out);
   return out;
 }
 
+int64_t cross_entropy_budget_bytes(bool gpu) { return gpu ? int64_t{4} << 30 : int64_t{256} << 20; }
+
 int64_t cross_entropy_chunk_rows(int64_t vocab, int64_t budget_bytes) {
   return std::max<int64_t>(1, budget_bytes / (4 * std::max<int64_t>(vocab, 1)));
 }
 
+int64_t balanced_chunk_rows(int64_t rows, int64_t max_rows) {
+  const int64_t chunks = (rows + max_rows - 1) / std::max<int64_t>(max_rows, 1);
+  return chunks <= 1 ? std::max<int64_t>(rows, 1) : (rows + chunks - 1) / chunks;
+}
+
 at::Tensor linear_cross_entropy(const at::Tensor& hidden, const at::Tensor& weight, const at::Tensor& targets,
                                 double scale, int64_t chunk_rows) {
-  const int64_t rows = chunk_rows > 0 ? chunk_rows : cross_entropy_chunk_rows(weight.size(0));
+  const int64_t rows = chunk_rows > 0 ? chunk_rows : loss_chunk_rows(hidden, weight);
   const bool grads = at::GradMode::is_enabled() && (hidden.requires_grad() || weight.requires_grad());
   if (!grads)
     return chunked_pass(hidden, weight, targets, scale, rows, false).loss_sum / static_cast<double>(hidden.size(0));

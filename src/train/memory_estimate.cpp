@@ -50,7 +50,8 @@ MemoryEstimate estimate_training_memory(const ModelConfig& cfg, const MemoryOpti
   m.activations_per_block_token = blocks.empty() ? 0 : all / static_cast<double>(blocks.size());
   m.activations = tokens * (kept + 8 * d);  // + the final RMSNorm's input and output
   const double V = static_cast<double>(cfg.vocab_size);
-  const double chunk = std::min(static_cast<double>(cross_entropy_chunk_rows(cfg.vocab_size)), tokens);
+  const int64_t most = cross_entropy_chunk_rows(cfg.vocab_size, cross_entropy_budget_bytes(o.gpu));
+  const double chunk = static_cast<double>(balanced_chunk_rows(o.micro_batch * o.seq_len, most));
   // dL/dh, dL/dW, and one chunk's logits with their softmax and low-precision copy
   m.loss = tokens * d * elem + 4 * V * d + chunk * V * (8 + elem);
   return m;

@@ -89,6 +89,26 @@ TEST(LinearCrossEntropy, EvaluationBuildsNoGraphAndGivesTheSameLoss) {
   EXPECT_LT(ember::cross_entropy_chunk_rows(200376), 400);
 }
 
+TEST(LinearCrossEntropy, ChunksSplitTheRowsEvenlyWithinTheDevicesBudget) {
+  const int64_t cpu = ember::cross_entropy_chunk_rows(200376, ember::cross_entropy_budget_bytes(false));
+  const int64_t gpu = ember::cross_entropy_chunk_rows(200376, ember::cross_entropy_budget_bytes(true));
+  EXPECT_EQ(cpu, (int64_t{256} << 20) / (4 * 200376));  // 334 rows
+  EXPECT_EQ(gpu, (int64_t{4} << 30) / (4 * 200376));    // 5358 rows
+  // 16384 rows (8 x 2048): 50 chunks of 328 rather than 49 of 334 and one of 18; 4 of 4096 on a GPU
+  EXPECT_EQ(ember::balanced_chunk_rows(16384, cpu), 328);
+  EXPECT_EQ(ember::balanced_chunk_rows(16384, gpu), 4096);
+  EXPECT_EQ(ember::balanced_chunk_rows(100, 30), 25);
+  EXPECT_EQ(ember::balanced_chunk_rows(7, 30), 7);  // one chunk
+  EXPECT_EQ(ember::balanced_chunk_rows(0, 30), 1);
+  for (int64_t n : {1, 2, 99, 1000, 16383})
+    for (int64_t most : {1, 3, 64, 999}) {
+      const int64_t rows = ember::balanced_chunk_rows(n, most), chunks = (n + rows - 1) / rows;
+      EXPECT_LE(rows, most) << n << " " << most;
+      EXPECT_EQ(chunks, (n + most - 1) / most) << n << " " << most;  // no more chunks than needed
+      EXPECT_LT(chunks * rows - n, chunks) << n << " " << most;      // chunks differ by at most a row
+    }
+}
+
 TEST(LinearCrossEntropy, TheModelLossEqualsCrossEntropyOfItsLogitsTiedAndUntied) {
   for (std::string kind : {"tied", "untied"}) {
     ember::ModelConfig c;

@@ -62,3 +62,14 @@ TEST(MemoryEstimate, GatedAttentionKeepsItsGateAndTheUngatedOutput) {
   c.mixer.get<ember::GatedAttentionConfig>().gate = ember::Gate::headwise;
   EXPECT_DOUBLE_EQ(ember::estimate_training_memory(c, o).activations_per_block_token, plain + 4 * 64 + 4 * 4);
 }
+
+TEST(MemoryEstimate, TheLossChunkFollowsTheDevicesBudget) {
+  auto c = estimate_model();
+  c.vocab_size = 200376;
+  ember::MemoryOptions o;
+  o.micro_batch = 8, o.seq_len = 2048;  // 16384 rows: 50 chunks of 328 on a CPU, 4 of 4096 on a GPU
+  const double N = 16384, d = 64, V = 200376;
+  EXPECT_DOUBLE_EQ(ember::estimate_training_memory(c, o).loss, N * d * 4 + 4 * V * d + 328 * V * 12);
+  o.gpu = true;
+  EXPECT_DOUBLE_EQ(ember::estimate_training_memory(c, o).loss, N * d * 4 + 4 * V * d + 4096 * V * 12);
+}

@@ -1,4 +1,5 @@
 #include <nlohmann/json.hpp>
+#include <torch/cuda.h>
 
 #include <iostream>
 
@@ -34,6 +35,7 @@ MemoryOptions memory_options(const Config& cfg, const InspectArgs& a) {
   o.zero = a.zero;
   o.world = a.world;
   o.grad_comm_bf16 = cfg.distributed.grad_comm == GradComm::bf16;
+  o.gpu = cfg.train.device == DeviceChoice::cuda || (cfg.train.device == DeviceChoice::automatic && torch::cuda::is_available());
   return o;
 }
 

@@ -13,8 +13,16 @@ namespace ember {
 at::Tensor linear_cross_entropy_per_row(const at::Tensor& hidden, const at::Tensor& weight, const at::Tensor& targets,
                                         double scale = 1.0, int64_t chunk_rows = 0);
 
+// Bytes of fp32 logits one chunk may take: 256 MiB on a CPU (a chunk stays near the caches), 4 GiB on
+// a GPU, where every chunk re-reads and re-writes the V x D weight gradient and small chunks make
+// thin matmuls (at V = 200k, 256 MiB is 334 rows: 50 chunks and ~250 GB of traffic per 16k tokens).
+int64_t cross_entropy_budget_bytes(bool gpu);
+
 // Rows of logits per chunk so that one chunk of fp32 logits takes about `budget_bytes`.
-int64_t cross_entropy_chunk_rows(int64_t vocab, int64_t budget_bytes = int64_t{256} << 20);
+int64_t cross_entropy_chunk_rows(int64_t vocab, int64_t budget_bytes = cross_entropy_budget_bytes(false));
+
+// The chunk that splits `rows` evenly into as few chunks of at most `max_rows` as possible.
+int64_t balanced_chunk_rows(int64_t rows, int64_t max_rows);
 
 // hidden [N, D], weight [V, D], targets [N] (int64) -> the mean loss (a scalar, fp32 or fp64).
 at::Tensor linear_cross_entropy(const at::Tensor& hidden, const at::Tensor& weight, const at::Tensor& targets,

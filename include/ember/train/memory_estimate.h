@@ -24,6 +24,7 @@ struct MemoryOptions {
   int64_t zero = 0;             // 0: every rank holds the whole optimizer state; 1: ZeRO-1 shards it
   int64_t world = 1;            // data-parallel ranks
   bool grad_comm_bf16 = false;  // distributed.grad_comm: bf16 buckets
+  bool gpu = false;             // the loss head's chunk budget is the GPU's (model/linear_cross_entropy.h)
 };
 
 struct MemoryEstimate {
