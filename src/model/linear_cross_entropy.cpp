@@ -39,12 +39,13 @@ Pass chunked_pass(const at::Tensor& h, const at::Tensor& w, const at::Tensor& y,
     const auto yc = y.narrow(0, start, n).unsqueeze(1);
     auto z = at::linear(hc, wm).to(acc);
     if (scale != 1.0) z.mul_(scale);
-    const auto lse = at::logsumexp(z, -1, /*keepdim=*/true);  // log sum_v exp z_v, stably, one fused pass
-    const auto ce = lse - z.gather(1, yc);                     // CE = lse - z_y
+    auto log_p = at::log_softmax(z, -1);  // z - log sum_v exp z_v, stably, in one fused kernel
+    z.reset();
+    const auto ce = -log_p.gather(1, yc);  // CE = log sum exp z - z_y
     p.loss_sum += ce.sum();
     if (per_row) per_row->narrow(0, start, n).copy_(ce.squeeze(1));
     if (!grads) continue;
-    auto g = z.sub_(lse).exp_();                                    // softmax(z)
+    auto g = log_p.exp_();                                          // softmax(z)
     g.scatter_add_(1, yc, at::full({n, 1}, -1.0, g.options()));     // - onehot(y)
     const auto gm = g.mul_(scale / static_cast<double>(N)).to(mm);  // d(mean CE)/d(h W^T)
     p.grad_h.narrow(0, start, n).copy_(at::matmul(gm, wm));
@@ -97,6 +98,15 @@ int64_t cross_entropy_chunk_rows(int64_t vocab, int64_t budget_bytes) {
 int64_t balanced_chunk_rows(int64_t rows, int64_t max_rows) {
   const int64_t chunks = (rows + max_rows - 1) / std::max<int64_t>(max_rows, 1);
   return chunks <= 1 ? std::max<int64_t>(rows, 1) : (rows + chunks - 1) / chunks;
+}
+
+LinearCrossEntropyParts linear_cross_entropy_parts(const at::Tensor& hidden, const at::Tensor& weight,
+                                                   const at::Tensor& targets, double scale, int64_t chunk_rows) {
+  at::NoGradGuard no_graph;
+  const int64_t rows = chunk_rows > 0 ? chunk_rows : loss_chunk_rows(hidden, weight);
+  Pass p = chunked_pass(hidden, weight, targets, scale, rows, true);
+  return {p.loss_sum / static_cast<double>(hidden.size(0)), p.grad_h.to(hidden.scalar_type()),
+          p.grad_w.to(weight.scalar_type())};
 }
 
 at::Tensor linear_cross_entropy(const at::Tensor& hidden, const at::Tensor& weight, const at::Tensor& targets,
