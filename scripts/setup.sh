@@ -38,7 +38,7 @@ install_apt() {
 install_venv() {
   local want; want="$(grep -E '^torch==' "$here/scripts/requirements.txt" | cut -d= -f3)"
   if [ -x "$venv/bin/python" ] && "$venv/bin/python" - "$want" <<'PY' 2>/dev/null
-import sys, torch, numpy, safetensors, tiktoken, yaml, transformers, tokenizers, tensorboard
+import sys, torch, numpy, safetensors, tiktoken, yaml, transformers, tokenizers, tensorboard, pytest, setuptools
 sys.exit(0 if torch.__version__.split('+')[0] == sys.argv[1] else 1)
 PY
   then return 0; fi
@@ -77,7 +77,18 @@ configure_and_build() {
   cmake --build "$build" -j "${EMBER_JOBS:-$(nproc)}" "${targets[@]}"
 }
 
+# The Python package (python/, `import ember`) into the venv, with the libember_ops.so just built; skipped
+# when the build made no such library (scripts/demo.sh builds only the CLI).
+install_python_package() {
+  [ -f "$build/python/libember_ops.so" ] || return 0
+  log "python: installing python/ (import ember) into $venv"
+  EMBER_BUILD="$build" "$venv/bin/pip" install -q --no-build-isolation --no-deps "$here/python"
+}
+
 install_apt
 install_venv
 install_tokenizers
-[ "${EMBER_SKIP_BUILD:-0}" = 1 ] || configure_and_build
+if [ "${EMBER_SKIP_BUILD:-0}" != 1 ]; then
+  configure_and_build
+  install_python_package
+fi

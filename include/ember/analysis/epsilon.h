@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "ember/config/enum_names.h"
+
 namespace ember {
 
 // Rows of a V x d matrix, checked, with zero rows dropped and the rest scaled to unit norm (fp32).
@@ -23,6 +25,11 @@ struct UnitRows {
 UnitRows unit_rows(const at::Tensor& matrix, const std::string& where, at::Device device = at::kCPU);
 
 enum class EpsilonMethod { exact, moments, sampled };
+inline std::span<const EnumName<EpsilonMethod>> enum_names(EpsilonMethod) {
+  static constexpr EnumName<EpsilonMethod> names[] = {
+      {EpsilonMethod::exact, "exact"}, {EpsilonMethod::moments, "moments"}, {EpsilonMethod::sampled, "sampled"}};
+  return names;
+}
 std::string method_label(EpsilonMethod m);  // "exact", "exact (Gram identity)", "sampled"
 
 struct EpsilonEstimate {

@@ -24,6 +24,16 @@ int64_t cross_entropy_chunk_rows(int64_t vocab, int64_t budget_bytes = cross_ent
 // The chunk that splits `rows` evenly into as few chunks of at most `max_rows` as possible.
 int64_t balanced_chunk_rows(int64_t rows, int64_t max_rows);
 
+// The mean loss with its gradients d(mean)/dh [N, D] and d(mean)/dW [V, D] (in h's and W's dtypes),
+// formed in one chunked pass without a graph: what the autograd function keeps, for bindings that
+// supply their own backward (python/csrc).
+struct LinearCrossEntropyParts {
+  at::Tensor loss, grad_hidden, grad_weight;
+};
+LinearCrossEntropyParts linear_cross_entropy_parts(const at::Tensor& hidden, const at::Tensor& weight,
+                                                   const at::Tensor& targets, double scale = 1.0,
+                                                   int64_t chunk_rows = 0);
+
 // hidden [N, D], weight [V, D], targets [N] (int64) -> the mean loss (a scalar, fp32 or fp64).
 at::Tensor linear_cross_entropy(const at::Tensor& hidden, const at::Tensor& weight, const at::Tensor& targets,
                                 double scale = 1.0, int64_t chunk_rows = 0);

@@ -71,6 +71,22 @@ SwiGLUWeights stepped(const SwiGLUWeights& w, const at::Tensor& u, const at::Ten
   return w.minus(step, rule.lr);
 }
 
+// Chunk by chunk from weights w; signal(start, n, y) gives the teach rows of the chunk read as y.
+template <class Signal>
+at::Tensor chunked_levels(SwiGLUWeights w, const at::Tensor& u, const LevelUpdate& rule, const Signal& signal) {
+  const int64_t length = u.size(1), chunk = rule.chunk;
+  std::vector<at::Tensor> out;
+  for (int64_t start = 0; start < length; start += chunk) {
+    const int64_t n = std::min(chunk, length - start);
+    auto uc = u.narrow(1, start, n);
+    const auto read = swiglu_read(w, uc);
+    out.push_back(read.y);
+    if (start + n == length) break;                              // the last chunk's update is read by no token
+    w = stepped(w, uc, signal(start, n, read.y), read, rule);  // at the chunk-start weights
+  }
+  return at::cat(out, 1);
+}
+
 }  // namespace
 
 at::Tensor fast_swiglu_forward(const SwiGLU& mlp, const at::Tensor& u, const at::Tensor& x, const Feedback& teach,
@@ -79,20 +95,17 @@ at::Tensor fast_swiglu_forward(const SwiGLU& mlp, const at::Tensor& u, const at:
   const bool lens = rule.signal == TeachSource::lens;
   TORCH_CHECK(lens ? static_cast<bool>(teach.at_stream) : teach.first_pass.sizes() == u.sizes(),
               "fast_swiglu_forward: no teach signal of the level's kind, or of the input's shape");
-  const int64_t length = u.size(1), chunk = rule.chunk;
-  auto w = SwiGLUWeights::of(mlp, u.size(0));
-  std::vector<at::Tensor> out;
-  for (int64_t start = 0; start < length; start += chunk) {
-    const int64_t n = std::min(chunk, length - start);
-    auto uc = u.narrow(1, start, n);
-    const auto read = swiglu_read(w, uc);
-    out.push_back(read.y);
-    if (start + n == length) break;  // the last chunk's update is read by no token
-    const auto signal =
-        lens ? teach.at_stream((x.narrow(1, start, n) + read.y).detach(), start) : teach.first_pass.narrow(1, start, n);
-    w = stepped(w, uc, signal, read, rule);  // at the chunk-start weights
-  }
-  return at::cat(out, 1);
+  return chunked_levels(SwiGLUWeights::of(mlp, u.size(0)), u, rule, [&](int64_t start, int64_t n, const at::Tensor& y) {
+    return lens ? teach.at_stream((x.narrow(1, start, n) + y).detach(), start) : teach.first_pass.narrow(1, start, n);
+  });
+}
+
+at::Tensor fast_swiglu_two_pass(const SwiGLUWeights& w, const at::Tensor& u, const at::Tensor& teach,
+                                const LevelUpdate& rule) {
+  TORCH_CHECK(teach.sizes() == u.sizes(), "fast_swiglu_two_pass: teach ", teach.sizes(), " and input ", u.sizes(),
+              " differ in shape");
+  if (!rule.learns()) return swiglu_apply(w, u);
+  return chunked_levels(w, u, rule, [&](int64_t start, int64_t n, const at::Tensor&) { return teach.narrow(1, start, n); });
 }
 
 at::Tensor fast_swiglu_decode(const SwiGLU& mlp, const at::Tensor& u, const at::Tensor& x, const Feedback& teach,

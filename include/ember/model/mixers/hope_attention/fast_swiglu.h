@@ -68,6 +68,11 @@ SwiGLUWeights swiglu_inner_grad(const SwiGLUWeights& w, const at::Tensor& u, con
 at::Tensor fast_swiglu_forward(const SwiGLU& mlp, const at::Tensor& u, const at::Tensor& x, const Feedback& teach,
                                const LevelUpdate& rule);
 
+// The same from given per-sequence weights `w` with the teach rows given for every token (two_pass's
+// signal, [B, T, d]): the level as a function of its weights, for bindings (python/csrc).
+at::Tensor fast_swiglu_two_pass(const SwiGLUWeights& w, const at::Tensor& u, const at::Tensor& teach,
+                                const LevelUpdate& rule);
+
 // Decoding: the current chunk's weights, its inputs so far and the teach signals known so far (the
 // signal of token t needs token t + 1, so it arrives one call step behind its input).
 struct FastSwiGLUState {

@@ -1,0 +1,25 @@
+"""The language-model loss without the [N, V] logits (ember's model/linear_cross_entropy.h):
+mean_i CE(s h_i W^T, y_i) over chunks of rows, each chunk's gradient folded into dL/dh and dL/dW as it is
+formed, so at most one chunk of logits exists at a time. Under autocast the matmuls run in its dtype,
+softmax and log-sum-exp in fp32."""
+import torch
+
+
+def linear_cross_entropy(hidden, weight, targets, scale=1.0, chunk_rows=0):
+    """hidden [N, D] (or [..., D]), weight [V, D], targets [N] (or [...]) int64 -> the mean loss.
+    chunk_rows 0: the device's budget (256 MiB of fp32 logits on a CPU, 4 GiB on a GPU)."""
+    loss, _, _ = torch.ops.ember.linear_cross_entropy(hidden.reshape(-1, hidden.shape[-1]), weight,
+                                                      targets.reshape(-1), float(scale), int(chunk_rows))
+    return loss
+
+
+class LinearCrossEntropy(torch.nn.Module):
+    """A head with its own weight [V, D] whose forward returns the loss, never the logits."""
+
+    def __init__(self, dim, vocab_size, scale=1.0, chunk_rows=0):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.randn(vocab_size, dim) * 0.02)
+        self.scale, self.chunk_rows = scale, chunk_rows
+
+    def forward(self, hidden, targets):
+        return linear_cross_entropy(hidden, self.weight, targets, self.scale, self.chunk_rows)
