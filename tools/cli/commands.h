@@ -44,6 +44,7 @@ void register_analyze(CLI::App& app);
 void register_tokenizer(CLI::App& app);
 void register_prepare_text(CLI::App& prepare);     // under `ember prepare`
 void register_prepare_lambada(CLI::App& prepare);  // under `ember prepare`
+void register_prepare_recall(CLI::App& prepare);   // under `ember prepare`
 void register_capacity(CLI::App& app);
 void register_launch(CLI::App& app);
 void register_sweep(CLI::App& app);

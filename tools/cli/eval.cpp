@@ -10,6 +10,7 @@
 #include "ember/data/text_encoder.h"
 #include "ember/data/token_counts.h"
 #include "ember/eval/frequency_buckets.h"
+#include "ember/eval/recall_scoring.h"
 #include "ember/eval/perplexity.h"
 #include "ember/eval/task_kind.h"
 #include "ember/eval/task_scoring.h"
@@ -51,13 +52,12 @@ void write_first_batch_logits(LanguageModel& model, BatchLoader& loader, const a
 TaskKind task_kind_of(const std::string& name) {
   TaskKind kind{};
   if (!enum_from_name(name, kind))
-    throw UsageError("eval: --task '" + name + "' is unknown (tasks: choice FILE.jsonl, lambada FILE)");
+    throw UsageError("eval: --task '" + name + "' is unknown (tasks: choice FILE.jsonl, lambada FILE, recall FILE.jsonl)");
   return kind;
 }
 
-// --task choice|lambada FILE: the task's accuracy instead of perplexity.
+// --task choice|lambada|recall FILE: the task's accuracy instead of perplexity.
 void run_task(const EvalArgs& args, LoadedModel& loaded, const at::Device& device) {
-  const TextEncoder encoder = RunData(loaded.run_dir, loaded.config.data).encoder();
   const std::string &kind = args.task[0], &file = args.task[1];
   auto cap = [&](auto items) {
     if (args.limit > 0 && static_cast<int64_t>(items.size()) > args.limit)
@@ -66,7 +66,18 @@ void run_task(const EvalArgs& args, LoadedModel& loaded, const at::Device& devic
   };
   nlohmann::json j = {
       {"checkpoint", loaded.checkpoint_dir.string()}, {"step", loaded.step}, {"task", kind}, {"file", file}};
-  if (task_kind_of(kind) == TaskKind::choice) {
+  const TaskKind task = task_kind_of(kind);
+  if (task == TaskKind::recall) {  // token ids: no tokenizer
+    const auto tally = score_recall_task(*loaded.model, cap(read_recall_items(file)), device);
+    j.update({{"items", tally.items}, {"answers", tally.answers}, {"accuracy", tally.accuracy()}});
+    if (!args.json)
+      std::cout << fmt::format("{}: recall accuracy {:.4f} over {} answers in {} items\n", file, tally.accuracy(),
+                               tally.answers, tally.items);
+    if (args.json) std::cout << j.dump() << "\n";
+    return;
+  }
+  const TextEncoder encoder = RunData(loaded.run_dir, loaded.config.data).encoder();
+  if (task == TaskKind::choice) {
     const auto tally = score_choice_task(*loaded.model, encoder, cap(read_choice_items(file)), device);
     j.update({{"items", tally.items}, {"accuracy", tally.accuracy()}, {"accuracy_norm", tally.accuracy_norm()}});
     if (!args.json)
@@ -219,7 +230,8 @@ void register_eval(CLI::App& app) {
       "  ember eval runs/tiny --buckets --batches 0            # by token frequency, as the Leviathan paper\n"
       "  ember eval runs/tiny --data val='data/pydoc/val_*.bin' --data kjv='data/kjv/val_*.bin'   # a table\n"
       "  ember eval runs/tiny --task choice hellaswag_val.jsonl  # {context, endings, label} per line\n"
-      "  ember eval runs/tiny --task lambada lambada_test.jsonl  # {text} per line: last-word accuracy");
+      "  ember eval runs/tiny --task lambada lambada_test.jsonl  # {text} per line: last-word accuracy\n"
+      "  ember eval runs/recall --task recall data/recall/recall_task.jsonl  # associative recall accuracy");
   auto args = std::make_shared<EvalArgs>();
   cmd->add_option("path", args->path, "Run directory or checkpoint directory")->required();
   cmd->add_option("--data", args->data,
@@ -235,7 +247,8 @@ void register_eval(CLI::App& app) {
   cmd->add_option("--bucket-edges", args->edges, "Relative frequencies between buckets (default 1e-7,1e-6,1e-5,1e-4)")
       ->delimiter(',');
   cmd->add_option("--task", args->task,
-                  "A zero-shot task instead of perplexity: 'choice FILE' (multiple choice JSONL) or 'lambada FILE'")
+                  "A zero-shot task instead of perplexity: 'choice FILE' (multiple choice JSONL), 'lambada FILE' or "
+                  "'recall FILE' (ember prepare recall)")
       ->expected(2);
   cmd->add_option("--logits", args->logits,
                   "Also write the first batch's inputs and fp32 logits to this .safetensors file (for parity checks)");

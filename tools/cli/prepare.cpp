@@ -21,6 +21,7 @@ void register_prepare(CLI::App& app) {
   bytes->add_option("--shard-tokens", opt->shard_tokens, "Tokens per shard")->check(kPositive);
   register_prepare_text(*cmd);
   register_prepare_lambada(*cmd);
+  register_prepare_recall(*cmd);
   bytes->callback([opt] {
     auto s = prepare_bytes(*opt);
     std::cout << fmt::format("{} documents -> {} train tokens, {} val tokens in {} shards under {}\n", s.documents,

@@ -6,9 +6,11 @@
 
 namespace ember {
 
-enum class TaskKind { choice, lambada };  // multiple choice (HellaSwag layout), last-word prediction
+// multiple choice (HellaSwag layout), last-word prediction, associative recall (data/recall_task.h)
+enum class TaskKind { choice, lambada, recall };
 inline std::span<const EnumName<TaskKind>> enum_names(TaskKind) {
-  static constexpr EnumName<TaskKind> names[] = {{TaskKind::choice, "choice"}, {TaskKind::lambada, "lambada"}};
+  static constexpr EnumName<TaskKind> names[] = {
+      {TaskKind::choice, "choice"}, {TaskKind::lambada, "lambada"}, {TaskKind::recall, "recall"}};
   return names;
 }
 
