@@ -1,7 +1,11 @@
 """Python PyTorch reference of ember's model (same shapes, same math: RMSNorm, RoPE rotate-half,
 causal SDPA, SwiGLU, tied head, AdamW with decay/no-decay groups, clipping), at Python's best:
 fused AdamW (`torch.optim.AdamW(fused=True)`), and with `compile` the model under `torch.compile`
-(inductor, default mode; compilation happens in the untimed warm-up steps).
+(inductor, default mode; compilation happens in the untimed warm-up steps). Process settings as
+ember's bench where Python has them: on a CPU, flush-to-zero on the main thread
+(`torch.set_flush_denormal`; PyTorch has no switch for its worker threads, where ember sets it on
+every one) and glibc heap retention through GLIBC_TUNABLES, which bench/run_throughput.sh sets for
+it (runs recorded before 2026-12-04 had neither).
 Prints one JSON line like ember_train_bench. On `cuda` the steps are timed between device
 synchronisations and the line also carries the peak allocated device memory.
 Usage: reference_train.py V D L H D_FF B T STEPS [fp32|bf16] [eager|compile] [cpu|cuda]"""
@@ -79,6 +83,8 @@ def main():
     compiled = len(sys.argv) > 10 and sys.argv[10] == "compile"
     device = sys.argv[11] if len(sys.argv) > 11 else "cpu"
     sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+    if device == "cpu":
+        torch.set_flush_denormal(True)
     torch.manual_seed(0)
     model = LM(V, D, L, H, DFF, T).to(device)
     forward = torch.compile(model) if compiled else model

@@ -16,11 +16,14 @@ trap 'rm -rf "$work"' EXIT
 shape_args() {
   "$py" -c "import json,sys; s=json.load(open('$here/bench/shapes.json'))['$1']; print(s['vocab_size'], s['d_model'], s['n_layers'], s['n_heads'], s['d_ff'], s['batch'], s['seq_len'])"
 }
+# ember keeps freed memory in the heap (util/host_memory.h: no mmap for large blocks, no trimming);
+# glibc's tunables give the Python contenders the same.
+python_heap="glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=18446744073709551615"
 run_one() {  # contender shape_args... steps
   case "$1" in
     ember) "$build/bench/ember_train_bench" "${@:2}" "$prec" ;;
-    eager) "$py" "$here/bench/reference_train.py" "${@:2}" "$prec" eager ;;
-    compile) "$py" "$here/bench/reference_train.py" "${@:2}" "$prec" compile 2>"$work/compile.err" ||
+    eager) GLIBC_TUNABLES="$python_heap" "$py" "$here/bench/reference_train.py" "${@:2}" "$prec" eager ;;
+    compile) GLIBC_TUNABLES="$python_heap" "$py" "$here/bench/reference_train.py" "${@:2}" "$prec" compile 2>"$work/compile.err" ||
       { cat "$work/compile.err" >&2; return 1; } ;;
   esac
 }
