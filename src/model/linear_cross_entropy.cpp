@@ -30,7 +30,9 @@ Pass chunked_pass(const at::Tensor& h, const at::Tensor& w, const at::Tensor& y,
   const int64_t N = h.size(0);
   Pass p{at::zeros({}, h.options().dtype(acc)), {}, {}};
   if (grads) {
-    p.grad_h = at::empty({N, h.size(1)}, h.options().dtype(mm));
+    // Zeros, not empty: its chunks are views handed to copy_, and a view of uninitialised memory
+    // can hold NaN bit patterns that the non-finite trace (model/nonfinite_trace.h) would report.
+    p.grad_h = at::zeros({N, h.size(1)}, h.options().dtype(mm));
     if (grad_weight) p.grad_w = at::zeros(w.sizes(), w.options().dtype(acc));
   }
   for (int64_t start = 0; start < N; start += rows) {
@@ -84,7 +86,7 @@ at::Tensor linear_cross_entropy_per_row(const at::Tensor& hidden, const at::Tens
   at::NoGradGuard no_grad;
   const int64_t rows = chunk_rows > 0 ? chunk_rows : loss_chunk_rows(hidden, weight);
   const auto acc = matmul_dtype(hidden, weight) == at::kDouble ? at::kDouble : at::kFloat;
-  auto out = at::empty({hidden.size(0)}, hidden.options().dtype(acc));
+  auto out = at::zeros({hidden.size(0)}, hidden.options().dtype(acc));  // zeros: see chunked_pass
   chunked_pass(hidden, weight, targets, scale, rows, false, &out);
   return out;
 }
