@@ -12,8 +12,11 @@
 namespace fs = std::filesystem;
 
 namespace {
+// One folder per test: ctest runs the tests of this file side by side, and a shared folder emptied
+// by each of them made a neighbour's remove_all fail ("Directory not empty").
 fs::path tensor_file(const std::string& name) {
-  static const fs::path d = ember::testing::scratch_dir("safetensors");
+  static const fs::path d =
+      ember::testing::scratch_dir("safetensors", ::testing::UnitTest::GetInstance()->current_test_info()->name());
   return d / name;
 }
 }  // namespace
