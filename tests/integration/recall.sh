@@ -30,7 +30,7 @@ check_kind() {  # kind steps floor
   at_least "$acc" "$3" || fail "$1 recalled $acc of the answers after $2 steps, not >= $3"
 }
 check_kind attention 800 0.9
-check_kind hope_attention 1000 0.9
+check_kind hope_attention 700 0.9
 check_kind titans_mag 1000 0.9
 check_kind gated_attention 1000 0.3
 echo '{"tokens": [1, 2]}' >bad_task.jsonl
