@@ -6,11 +6,13 @@
 #      kernel (flash / memory-efficient / cuDNN / math) the big configs' attention gets, and its time;
 #   3. NCCL: the gpu.nccl_collectives check (a process group over 1 GPU, or 2), then `ember launch` of
 #      the tiny model on the GPU(s): data parallel over NCCL when there are 2, plain CUDA training on 1;
-#   4. a few bf16 training steps of configs/tapered/1.3b.yaml and configs/leviathan/1.2b.yaml + lev.yaml
+#   4. the Python package's CUDA tests (python/tests/test_cuda.py: ops and modules on the GPU against the CPU,
+#      gradcheck and torch.compile there), with libember_ops from this build;
+#   5. a few bf16 training steps of configs/tapered/1.3b.yaml and configs/leviathan/1.2b.yaml + lev.yaml
 #      on random tokens: tokens/s, MFU against the datasheet's dense bf16 peak and peak memory.
 # Usage: bench/gpu_check.sh [--build-only|--compare] [build_dir]
-#   --build-only: step 1 only, no GPU needed; --compare: step 1, then bench/gpu_compare.sh in place of
-#   steps 2-4 (ember against Python at its best, and LEV against the untied head, in ABAB rounds)
+#   --build-only: step 1 only, no GPU needed; --compare: steps 1 and 4, then bench/gpu_compare.sh in place
+#   of steps 2, 3 and 5 (ember against Python at its best, and LEV against the untied head, in ABAB rounds)
 #   EMBER_PYTHON           python whose torch provides LibTorch (default /opt/torch/.venv/bin/python3 if
 #                          present, else ember's venv)
 #   EMBER_GPU_STEPS        training steps per big config (default 12)
@@ -96,7 +98,7 @@ build_start=$SECONDS
 build_limit=$(budget 330)
 [ "$build_only" = 1 ] && build_limit=7200
 timeout "$build_limit" cmake --build "$build" -j "$(nproc)" --target ember ember_gpu_lev_kernels \
-  ember_gpu_rope_kernel ember_gpu_device_memory ember_gpu_nccl_collectives ember_lev_gpu_check ember_sdpa_gpu_check \
+  ember_gpu_rope_kernel ember_gpu_device_memory ember_gpu_nccl_collectives ember_lev_gpu_check ember_sdpa_gpu_check ember_ops \
   || { echo "gpu_check: the build failed or ran past ${build_limit} s"; exit 1; }
 echo "build: $((SECONDS - build_start)) s"
 ember="$build/tools/ember"
@@ -153,6 +155,15 @@ print(f"RESULT LEV step overhead vs untied ({b['name']} against {a['name']}): "
       f"(untied {a['tokens_per_s']:.0f} tok/s, LEV {b['tokens_per_s']:.0f} tok/s)")
 PY
 }
+
+python_cuda() {  # the Python package's operators and modules on the GPU, loading this build's libember_ops
+  EMBER_OPS_LIBRARY="$build/python/libember_ops.so" EMBER_BIN="$ember" PYTHONPATH="$here/python${PYTHONPATH:+:$PYTHONPATH}" \
+    timeout "$(budget 150)" "$py" -m pytest -q -p no:cacheprovider -rs "$here/python/tests/test_cuda.py" \
+    "$here/python/tests/test_lev.py::test_cuda_kernels_equal_the_cpu_ones" 2>&1 | tee "$work/python_cuda.out"
+  ! grep -q "skipped" "$work/python_cuda.out" || { echo "tests were skipped on a GPU machine"; return 1; }
+}
+say "the Python package on CUDA: python/tests/test_cuda.py"
+check python_cuda
 
 if [ "$compare" = 1 ]; then
   # shellcheck source=bench/gpu_compare.sh

@@ -6,9 +6,11 @@
 #      under torch.compile (compiled in its untimed warm-up);
 #   2. LEV's step overhead against the untied head at 1.2B (untied, LEV; then LEV, untied).
 #   EMBER_GPU_ROUNDS       rounds of each comparison (default 2)
+#   EMBER_GPU_LEV_ROUNDS   rounds of the second (default EMBER_GPU_ROUNDS; 0 skips it)
 #   EMBER_GPU_CONTENDERS   which of the first comparison's sides run (default "ember eager compile"); with
 #                          "tapered" also one run of configs/tapered/1.3b.yaml (4 x 4096)
 rounds="${EMBER_GPU_ROUNDS:-2}"
+lev_rounds="${EMBER_GPU_LEV_ROUNDS:-$rounds}"
 contenders=" ${EMBER_GPU_CONTENDERS:-ember eager compile} "
 big=(-c "$here/configs/leviathan/1.2b.yaml")
 
@@ -61,8 +63,8 @@ if [[ "$contenders" == *" tapered "* ]]; then
   check big_run tapered_1.3b 128256 -c "$here/configs/tapered/1.3b.yaml"
 fi
 
-say "LEV's step overhead against the untied head at 1.2B: $rounds rounds"
-for r in $(seq 1 "$rounds"); do
+((lev_rounds > 0)) && say "LEV's step overhead against the untied head at 1.2B: $lev_rounds rounds"
+for r in $(seq 1 "$lev_rounds"); do
   order=(untied lev); ((r % 2 == 0)) && order=(lev untied)
   for e in "${order[@]}"; do check big_run "${e}_1.2b_r$r" 200376 "${big[@]}" -c "$here/configs/leviathan/$e.yaml"; done
   check lev_overhead "untied_1.2b_r$r" "lev_1.2b_r$r"
