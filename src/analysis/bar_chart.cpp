@@ -37,7 +37,8 @@ std::pair<double, double> value_range(const BarChart& chart) {
   if (!std::isfinite(lo)) throw UsageError("--plot: every bar is empty");
   if (chart.log_y) return {std::log10(std::max(lo, 1e-300)) - 0.05, std::log10(hi) + 0.05 + 0.12 * chart.series.size()};
   const double pad = 0.1 * std::max(hi - lo, 1e-3 * std::abs(hi));
-  const double base = chart.from_zero ? std::min(0.0, lo) : lo - pad, span = std::max(hi - base, 1e-12);
+  const double base = chart.from_zero ? std::min(0.0, lo < 0 ? lo - pad : 0.0) : lo - pad;  // whiskers below 0 stay in
+  const double span = std::max(hi - base, 1e-12);
   return {base, hi + span * (0.05 + 0.07 * chart.series.size())};  // headroom for the legend
 }
 
@@ -53,7 +54,7 @@ void write_bar_chart(const std::filesystem::path& figure, const BarChart& chart)
   const double width = 0.8 / static_cast<double>(n);  // the bars of a group fill 80% of its slot
   start_figure(figure);
   plenv(0.0, static_cast<double>(groups), y0, y1, 0, -2);
-  plbox("bc", 0.0, 0, chart.log_y ? "bcnstvl" : "bcnstv", 0.0, 0);
+  plbox(!chart.log_y && y0 < 0 && y1 > 0 ? "bca" : "bc", 0.0, 0, chart.log_y ? "bcnstvl" : "bcnstv", 0.0, 0);  // a: y = 0
   pllab("", chart.y_label.c_str(), chart.title.c_str());
   for (size_t g = 0; g < groups; ++g)
     plmtex("b", 1.5 + 1.2 * static_cast<double>(g % 2), (g + 0.5) / static_cast<double>(groups), 0.5,
@@ -69,8 +70,7 @@ void write_bar_chart(const std::filesystem::path& figure, const BarChart& chart)
       PLFLT x[4] = {left, left, left + width, left + width}, y[4] = {base, top, top, base};
       plfill(4, x, y);
       if (s.spread.empty() || s.spread[g] <= 0) continue;
-      PLFLT mid = left + width / 2, lo = to_axis(std::max(s.values[g] - s.spread[g], 1e-300)),
-            hi = to_axis(s.values[g] + s.spread[g]);
+      PLFLT mid = left + width / 2, lo = to_axis(s.values[g] - s.spread[g]), hi = to_axis(s.values[g] + s.spread[g]);
       plcol0(15);
       plerry(1, &mid, &lo, &hi);
       plcol0(kColors[i % 8]);

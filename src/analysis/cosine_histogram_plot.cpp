@@ -52,6 +52,15 @@ void density_outline(const HistogramSeries& s, const View& v, std::vector<double
 
 }  // namespace
 
+std::pair<double, double> cosine_axis_range(const std::vector<HistogramSeries>& series) {
+  const View v = choose_view(series);
+  const auto bins = static_cast<double>(series.front().counts.size());
+  double x0 = -1.0 + v.first * 2.0 / bins, x1 = -1.0 + (v.last + 1) * 2.0 / bins;
+  for (const auto& s : series)  // epsilon = mu + 2 sigma may pass 1: widen the axis to show every marker
+    x0 = std::min({x0, s.mu - 0.03, s.epsilon - 0.03}), x1 = std::max({x1, s.mu + 0.03, s.epsilon + 0.03});
+  return {x0, x1};
+}
+
 void write_cosine_histogram(const std::filesystem::path& png, const std::vector<HistogramSeries>& series) {
   check_plot_path(png);
   if (series.empty()) throw UsageError("--plot: nothing to plot");
@@ -66,7 +75,7 @@ void write_cosine_histogram(const std::filesystem::path& png, const std::vector<
     density_outline(series[i], v, xs[i], ys[i]);
     v.ymax = std::max(v.ymax, *std::max_element(ys[i].begin(), ys[i].end()));
   }
-  const double x0 = -1.0 + v.first * 2.0 / bins, x1 = -1.0 + (v.last + 1) * 2.0 / bins;
+  const auto [x0, x1] = cosine_axis_range(series);
   start_figure(png);
   const double top = (1.1 + 0.08 * static_cast<double>(series.size())) * v.ymax;  // headroom for the labels
   plenv(x0, x1, 0.0, top, 0, 0);

@@ -83,7 +83,7 @@ cp sw/report.csv first.csv
 [ "$(grep -c 'complete, skipped' again.out)" -eq 4 ] || { cat again.out >&2; fail "complete members were not skipped"; }
 diff -q first.csv sw/report.csv >/dev/null || fail "the report changed without training"
 # The figures, PNG and SVG, linked from report.md; the capacity evaluation's histogram in eval.json.
-for fig in val_loss_bars val_loss train_loss bucket_ppl epsilon cosine_histogram; do
+for fig in val_loss_bars val_loss_diff val_loss train_loss bucket_ppl epsilon cosine_histogram; do
   [ "$(head -c 8 sw/$fig.png | od -An -tx1 | tr -d ' \n')" = "89504e470d0a1a0a" ] || fail "sw/$fig.png is not a PNG"
   [ "$(stat -c %s sw/$fig.png)" -gt 10000 ] || fail "sw/$fig.png is suspiciously small"
   grep -q "<svg" sw/$fig.svg || fail "sw/$fig.svg is not an SVG"

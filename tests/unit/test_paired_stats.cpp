@@ -1,7 +1,7 @@
 // Paired seed statistics of the report (experiment/paired_stats.h, paired_report.h, report.csv):
 // Student t quantiles against published tables and closed forms, the paired interval on
-// hand-computed examples, the common seeds of members with different seed sets, and report.csv's
-// rows read back and recomputed.
+// hand-computed examples, the common seeds of members with different seed sets, report.csv's
+// rows read back and recomputed, and the figures' data (the paired-difference bars, pooled histograms).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,6 +11,7 @@
 
 #include "ember/experiment/paired_report.h"
 #include "ember/experiment/paired_stats.h"
+#include "ember/experiment/report_figures.h"
 #include "ember/experiment/run_report.h"
 #include "ember/util/error.h"
 #include "ember/util/student_t.h"
@@ -141,6 +142,38 @@ TEST(PairedReport, MembersWithDifferentSeedSetsAreComparedOnTheirCommonSeeds) {
       << md;
   EXPECT_NE(md.find("No seed in common with `base` (far has 7; base has 1, 2, 3): not compared."), std::string::npos)
       << md;
+}
+
+TEST(PairedReport, TheDifferenceFigureDrawsTheIntervalAndSaysWhatIsNotResolved) {
+  const std::vector<ember::RunResult> runs = {
+      seeded_run("base", 1, 2.0), seeded_run("base", 2, 2.1), seeded_run("base", 3, 2.2),
+      seeded_run("lev", 1, 1.8),  seeded_run("lev", 2, 1.91), seeded_run("lev", 3, 2.0),
+      seeded_run("wide", 2, 1.9), seeded_run("wide", 3, 2.15), seeded_run("one", 2, 1.0)};
+  const auto chart = ember::paired_difference_chart(ember::make_report(runs, "base"));
+  ASSERT_EQ(chart.categories, (std::vector<std::string>{"lev", "wide (not resolved)"}));  // "one": no interval
+  ASSERT_EQ(chart.series.size(), 1u);
+  EXPECT_NEAR(chart.series[0].values[0], -0.19666666666666666, 1e-12);
+  EXPECT_NEAR(chart.series[0].spread[0], (-0.1823 + 0.211) / 2, 1e-4);  // the table's [-0.211, -0.1823]
+  EXPECT_NEAR(chart.series[0].values[1], -0.125, 1e-12);
+  EXPECT_NEAR(chart.series[0].spread[1], 12.7062047 * 0.075, 1e-6);
+  EXPECT_TRUE(chart.from_zero);
+  EXPECT_EQ(chart.title, "Validation loss against base, paired by seed (2-3 seeds)");
+  EXPECT_TRUE(ember::paired_difference_chart(ember::make_report({runs[0], runs[3]}, "base")).categories.empty());
+}
+
+TEST(ReportFigures, ACosineHistogramPoolsTheSeedsAndItsAxisShowsEveryMarker) {
+  auto a = seeded_run("lev", 1, 2.0), b = seeded_run("lev", 2, 2.0), bare = seeded_run("lev", 3, 2.0);
+  a.cosine_histogram = {0, 2, 3, 0}, a.capacity_mu = 0.9, a.capacity_epsilon = 1.1;
+  b.cosine_histogram = {1, 0, 4, 0}, b.capacity_mu = 0.8, b.capacity_epsilon = 1.3;
+  const auto h = ember::pooled_cosine_histogram("lev", {&a, &b, &bare});  // the bare run has no histogram
+  EXPECT_EQ(h.counts, (std::vector<int64_t>{1, 2, 7, 0}));
+  EXPECT_NEAR(h.mu, 0.85, 1e-15);
+  EXPECT_NEAR(h.epsilon, 1.2, 1e-15);
+  EXPECT_EQ(h.label, "lev (2 seeds pooled)");
+  const auto [lo, hi] = ember::cosine_axis_range({h});
+  EXPECT_LE(lo, -1.0);
+  EXPECT_GE(hi, 1.2 + 0.02);  // epsilon > 1 is on the axis
+  EXPECT_TRUE(ember::pooled_cosine_histogram("lev", {&bare}).counts.empty());
 }
 
 TEST(PairedReport, AResolvedDifferenceAndOneSeedAreSaidSo) {

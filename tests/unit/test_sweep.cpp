@@ -229,7 +229,7 @@ TEST(Report, FigureInputsAreReadAndEveryFigureIsWrittenAsPngAndSvg) {
   std::vector<std::string> names;
   for (const auto& f : figures) names.push_back(f.name);
   EXPECT_EQ(names, (std::vector<std::string>{"val_loss_bars", "val_loss", "train_loss", "bucket_ppl", "epsilon",
-                                             "cosine_histogram"}));
+                                             "epsilon_head", "cosine_histogram"}));
   for (const auto& name : names)
     for (const char* ext : {".png", ".svg"})
       EXPECT_GT(std::filesystem::file_size(out / (name + ext)), 1000u) << name << ext;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ember/analysis/plot_output.h"
@@ -17,6 +18,10 @@ struct HistogramSeries {
   double mu = 0.0, epsilon = 0.0;
   bool sampled = false;
 };
+
+// The x axis: the occupied bins of every series, padded, widened to show each mu and epsilon marker
+// (epsilon = mu + 2 sigma may exceed 1).
+std::pair<double, double> cosine_axis_range(const std::vector<HistogramSeries>& series);
 
 // Throws UsageError when plotting is unavailable or a series has no histogram; Error on failure.
 void write_cosine_histogram(const std::filesystem::path& figure, const std::vector<HistogramSeries>& series);
