@@ -209,6 +209,8 @@ double metric_value(const RunResult& r, const std::string& metric) {
   if (metric == "val_loss") return r.val_loss;
   if (metric == "val_ppl") return r.val_ppl;
   if (metric == "train_loss") return r.train_loss;
+  if (metric == kInputMu || metric == kInputEpsilon)  // the exact capacity evaluation of the final input table
+    return r.cosine_histogram.empty() ? kMissing : metric == kInputMu ? r.capacity_mu : r.capacity_epsilon;
   for (const auto& b : r.buckets)
     if (bucket_metric(b.range) == metric) return b.perplexity;
   const auto task = r.tasks.find(metric);
@@ -223,6 +225,8 @@ std::vector<std::string> paired_metrics(const std::vector<RunResult>& runs, cons
         metrics.push_back(bucket_metric(b.range));
   metrics.insert(metrics.end(), tasks.begin(), tasks.end());
   metrics.push_back("train_loss");
+  if (std::any_of(runs.begin(), runs.end(), [](const RunResult& r) { return !r.cosine_histogram.empty(); }))
+    metrics.insert(metrics.end(), {kInputMu, kInputEpsilon});
   return metrics;
 }
 
@@ -304,6 +308,21 @@ Report make_report(const std::vector<RunResult>& runs, const std::string& baseli
   return report;
 }
 
+// The final input embeddings' exact mu and epsilon (evals: [capacity]) per member, when measured.
+std::string geometry_markdown(const Report& report) {
+  if (std::find(report.metrics.begin(), report.metrics.end(), kInputEpsilon) == report.metrics.end()) return "";
+  std::ostringstream md;
+  md << "Final input embeddings (the exact pairwise cosines of the capacity evaluation):\n\n"
+     << "| member | input mu | input epsilon |\n|---|---|---|\n";
+  for (const auto& r : report.rows) {
+    const auto mu = r.values.find(kInputMu), eps = r.values.find(kInputEpsilon);
+    if (mu == r.values.end() || eps == r.values.end()) continue;
+    md << fmt::format("| {} | {} | {} |\n", r.member, shown(mu->second, "{:.4f}", r.runs.size()),
+                      shown(eps->second, "{:.4f}", r.runs.size()));
+  }
+  return md.str() + "\n";
+}
+
 std::string report_markdown(const Report& report) {
   const bool buckets =
       std::all_of(report.rows.begin(), report.rows.end(), [](const ReportRow& r) { return r.has_buckets; });
@@ -335,7 +354,7 @@ std::string report_markdown(const Report& report) {
     for (const auto& task : report.tasks) md << " " << shown(r.tasks.at(task), "{:.4f}", n) << " |";
     md << fmt::format(" {:.0f} |\n", r.tokens_per_s.mean);
   }
-  md << "\n";
+  md << "\n" << geometry_markdown(report);
   for (const auto& r : report.rows) {
     if (r.member == report.baseline) continue;
     md << "- " << r.member << " vs " << report.baseline << ": " << percent(r.val_ppl_change) << " val ppl";

@@ -176,6 +176,28 @@ TEST(ReportFigures, ACosineHistogramPoolsTheSeedsAndItsAxisShowsEveryMarker) {
   EXPECT_TRUE(ember::pooled_cosine_histogram("lev", {&bare}).counts.empty());
 }
 
+TEST(PairedReport, TheFinalInputGeometryIsReportedAndPaired) {
+  std::vector<ember::RunResult> runs;
+  const double eps[2][2] = {{1.16, 1.18}, {1.30, 1.36}};
+  for (int m = 0; m < 2; ++m)
+    for (int s = 1; s <= 2; ++s) {
+      auto r = seeded_run(m ? "lev" : "base", s, 2.0);
+      r.cosine_histogram = {1, 2, 3}, r.capacity_mu = 0.5 + 0.1 * m, r.capacity_epsilon = eps[m][s - 1];
+      runs.push_back(r);
+    }
+  const auto report = ember::make_report(runs, "base");
+  const auto& lev = report.rows[1];
+  EXPECT_NEAR(lev.values.at("input epsilon").mean, 1.33, 1e-12);
+  EXPECT_NEAR(lev.paired.at("input epsilon").mean, 0.16, 1e-12);  // (0.14 + 0.18) / 2
+  EXPECT_NEAR(lev.paired.at("input mu").mean, 0.1, 1e-12);
+  const auto md = ember::report_markdown(report);
+  EXPECT_NE(md.find("| lev | 0.6000 ± 0.0000 | 1.3300 ± 0.0424 |"), std::string::npos) << md;
+  const auto rows = read_csv(ember::report_csv(report));
+  EXPECT_EQ(rows.back().at("input epsilon"), "1.33");
+  EXPECT_NEAR(std::stod(rows.back().at("input epsilon ci_low")), 0.16 - 12.7062047 * 0.02, 1e-6);  // 2 seeds
+  EXPECT_EQ(rows.back().at("input epsilon resolved"), "no");
+}
+
 TEST(PairedReport, AResolvedDifferenceAndOneSeedAreSaidSo) {
   const std::vector<ember::RunResult> runs = {
       seeded_run("base", 1, 2.0), seeded_run("base", 2, 2.1), seeded_run("base", 3, 2.2),

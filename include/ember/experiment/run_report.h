@@ -74,12 +74,17 @@ struct ReportRow {
   std::map<std::string, PairedDiff> paired;  // per metric, over common_seeds (not for the baseline)
 };
 
+// The final input embedding's exact mu and epsilon (eval.json's capacity), paired like the others.
+inline constexpr const char* kInputMu = "input mu";
+inline constexpr const char* kInputEpsilon = "input epsilon";
+
 struct Report {
   std::string baseline;
   std::vector<std::string> varied;    // the settings that differ between members, in key order
   std::vector<std::string> tasks;     // task columns every member has
   // The metrics paired against the baseline: val_loss (the primary one), val_ppl, "ppl <range>" of
-  // each frequency bucket (rarest first), the tasks, train_loss.
+  // each frequency bucket (rarest first), the tasks, train_loss, and with a capacity evaluation the
+  // final input embedding's "input mu" and "input epsilon".
   std::vector<std::string> metrics;
   std::string rare_range;             // the frequency range of the rare bucket (of the first run)
   std::vector<ReportRow> rows;        // in the order the runs were given
