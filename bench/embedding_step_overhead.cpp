@@ -2,8 +2,9 @@
 // one model (and AdamW) per kind, the same batch, steps interleaved in ABBA order round after
 // round so that machine load drifts hit every kind alike. Prints one JSON line: per kind the
 // median seconds per step, and the median over rounds of each kind's step time relative to the
-// first kind's in the same round.
+// first kind's in the same round, with its smallest and largest round.
 // Usage: ember_embedding_step_bench V D L H D_FF B T ROUNDS [fp32|bf16] KIND [KIND...]
+#include <algorithm>
 #include <iostream>
 #include <vector>
 
@@ -50,7 +51,10 @@ int main(int argc, char** argv) {
     std::cout << (i ? ", " : "") << "{\"kind\": \"" << all[i].name
               << "\", \"params\": " << all[i].model->num_parameters()
               << ", \"median_s_per_step\": " << ember::bench::median(all[i].seconds)
-              << ", \"median_relative_to_first\": " << ember::bench::median(all[i].relative) << "}";
+              << ", \"median_relative_to_first\": " << ember::bench::median(all[i].relative)
+              << ", \"min_relative_to_first\": " << *std::min_element(all[i].relative.begin(), all[i].relative.end())
+              << ", \"max_relative_to_first\": " << *std::max_element(all[i].relative.begin(), all[i].relative.end())
+              << "}";
   std::cout << "]}\n";
   return 0;
 }
