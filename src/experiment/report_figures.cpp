@@ -161,7 +161,7 @@ bool bucket_bars(const Members& members, const fs::path& dir) {
 // heads (head = true), one line per member in its report colour; the two live in separate figures
 // because the heads' values overlap closely.
 bool epsilon_curves(const Members& members, const fs::path& dir, bool head) {
-  LineChart chart{fmt::format("Sampled epsilon = mu + 2 sigma of the {} during training, {}",
+  LineChart chart{fmt::format("Sampled epsilon (mu + 2 sigma) of the {}, {}",
                               head ? "untied output heads" : "input embeddings", seeds_note(members)),
                   "tokens", "epsilon", 1e300, -1e300, {}};
   for (size_t i = 0; i < members.size(); ++i) {

@@ -76,6 +76,12 @@ for col, get in [("val_loss_", lambda e: e["loss"]), ("val_ppl_", lambda e: e["p
         assert math.isclose(float(s[col + key]), want, rel_tol=1e-6, abs_tol=1e-9), (col, key, s[col + key], want)
     assert s[col + "resolved"] == ("yes" if lo > 0 or hi < 0 else "no"), (col, lo, hi)
     assert int(s[col + "sign_agree"]) == sum((x > 0) - (x < 0) == (m > 0) - (m < 0) for x in d), col
+# The final input embedding's geometry (evals: [capacity]): its mean and paired difference.
+for g in rows:
+    eps = [ev[(g, k)]["capacity"]["epsilon"] for k in (1, 2)]
+    assert math.isclose(float(rows[g]["input epsilon"]), statistics.mean(eps), rel_tol=1e-9), (g, eps)
+d = [ev[("short_conv", k)]["capacity"]["mu"] - ev[("attention", k)]["capacity"]["mu"] for k in (1, 2)]
+assert math.isclose(float(s["input mu mean_diff"]), statistics.mean(d), rel_tol=1e-9, abs_tol=1e-12), d
 PY
 # Nothing left to train: everything is skipped, and the report is the same.
 cp sw/report.csv first.csv
