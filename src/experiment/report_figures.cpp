@@ -42,11 +42,11 @@ LineSeries mean_curve(const std::string& label, const std::vector<const RunResul
 }
 
 // "mean over 5 seeds", or "mean over 3-5 seeds per member" when members differ.
-std::string seeds_note(const Members& members, const char* verb = "mean over") {
+std::string seeds_note(const Members& members) {
   size_t lo = std::numeric_limits<size_t>::max(), hi = 0;
   for (const auto& [name, runs] : members) lo = std::min(lo, runs.size()), hi = std::max(hi, runs.size());
   if (hi <= 1) return "one seed";
-  return lo == hi ? fmt::format("{} {} seeds", verb, hi) : fmt::format("{} {}-{} seeds per member", verb, lo, hi);
+  return lo == hi ? fmt::format("mean over {} seeds", hi) : fmt::format("mean over {}-{} seeds per member", lo, hi);
 }
 
 // Fits the y range to the later part of training (the first fifth, far above, is cut off), so the
