@@ -26,7 +26,9 @@ namespace ember::lev::cpu {
 namespace {
 
 constexpr int kRenormEvery = 4;  // factors per mantissa/exponent split
-constexpr int kVectors = 4;      // rank vectors per forward pass (64 float lanes)
+// Rank vectors per forward pass: 4 (64 float lanes) fill AVX-512's 32 registers; AVX2's 16 hold
+// one (4 spill: a whole fused generator step 10% slower, bench/RESULTS.md, 2026-12-05).
+constexpr int kVectorsWide = 4, kVectorsNarrow = 1;
 constexpr int64_t kTokenBlock = 64;
 
 // Lane types of one 64-byte vector: values, their bits (unsigned) and exponents (signed).
@@ -171,7 +173,7 @@ EMBER_INLINE void product_vectors(const T* S_l, const Windows<T>& w, const Shape
   }
 }
 
-template <class T>
+template <class T, int kVectors>
 EMBER_INLINE void forward_impl(const T* u, const T* S, T* M, const Shape& s, bool normalize, int64_t l, int64_t n0,
                                int64_t n1) {
   constexpr int64_t lanes = Lanes<T>::kCount;
@@ -274,16 +276,26 @@ EMBER_INLINE void backward_impl(const T* gMM, const T* u, const T* S, T* gU, T* 
   }
 }
 
+// The vectors per pass for this CPU (the x86-64-v4 clone runs only where AVX-512 is).
+template <class T>
+EMBER_INLINE void forward_dispatch(const T* u, const T* S, T* M, const Shape& s, bool normalize, int64_t l, int64_t n0,
+                                   int64_t n1) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (!__builtin_cpu_supports("avx512f")) return forward_impl<T, kVectorsNarrow>(u, S, M, s, normalize, l, n0, n1);
+#endif
+  forward_impl<T, kVectorsWide>(u, S, M, s, normalize, l, n0, n1);
+}
+
 }  // namespace
 
 EMBER_SIMD_CLONES void forward_tokens(const float* u, const float* S, float* M, const Shape& s, bool normalize,
                                       int64_t l, int64_t n0, int64_t n1) {
-  forward_impl(u, S, M, s, normalize, l, n0, n1);
+  forward_dispatch(u, S, M, s, normalize, l, n0, n1);
 }
 
 EMBER_SIMD_CLONES void forward_tokens(const double* u, const double* S, double* M, const Shape& s, bool normalize,
                                       int64_t l, int64_t n0, int64_t n1) {
-  forward_impl(u, S, M, s, normalize, l, n0, n1);
+  forward_dispatch(u, S, M, s, normalize, l, n0, n1);
 }
 
 EMBER_SIMD_CLONES void backward_dims(const float* gMM, const float* u, const float* S, float* gU, float* gS,
