@@ -50,7 +50,7 @@ ChunkCoefficients chunk_coefficients(const at::Tensor& eta, const at::Tensor& al
 // at once before the sequential loop (tensors [chunks, BH, ...], heads flattened into the batch),
 // so that each chunk's step is a few batched matmuls on its state.
 struct ChunkPlan {
-  at::Tensor q, k, kv;        // kv = (2 / d_h)(k - v): G = kv + (2 / d_h) Ak W2
+  at::Tensor q, k, kv;        // kv = (2 / d_h)(k - v) (no residual: -(2 / d_h) v): G = kv + (2 / d_h) Ak W2
   at::Tensor qa, qb;          // rows of q scaled by A and Bv (the retrieval's rows)
   at::Tensor mq;              // (Kc * theta_i) * (Q K^T): the keys' gradient terms in Hq, before Dh
   at::Tensor kr_theta;        // Kc * theta_i: the same weights on (phi(Hq) Ak^T)
@@ -68,7 +68,7 @@ struct ChunkPlan {
 
 // in: q, k, v [BH, chunks, n, d_h], gates [BH, chunks, n].
 ChunkPlan chunk_plan(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& theta,
-                     const at::Tensor& eta, const at::Tensor& alpha, Retrieval retrieval) {
+                     const at::Tensor& eta, const at::Tensor& alpha, Retrieval retrieval, bool residual) {
   const int64_t n = q.size(-2);
   const auto c = chunk_coefficients(eta, alpha);
   auto ar = c.a, bvr = c.bv, kr = c.kc;  // 3. the weights after token tau: rows of A, Bv, Kc
@@ -84,7 +84,7 @@ ChunkPlan chunk_plan(const at::Tensor& q, const at::Tensor& k, const at::Tensor&
   auto major = [](const at::Tensor& x) { return x.transpose(0, 1).contiguous(); };
   ChunkPlan plan{q,
                  k,
-                 (2.0 / static_cast<double>(k.size(-1))) * (k - v),
+                 (2.0 / static_cast<double>(k.size(-1))) * (residual ? k - v : -v),
                  rows(ar) * q,
                  rows(bvr) * q,
                  kr_theta * at::matmul(q, transposed(k)),
@@ -113,7 +113,7 @@ at::Tensor gradient_norm_squared(const at::Tensor& k, const at::Tensor& dh, cons
 
 // One chunk of n tokens from the chunk-start state (docs/mixers.md, Titans steps 1-4); tensors
 // [BH, n, ...] and the state's [BH, d_h, m] / [BH, m, d_h].
-at::Tensor memory_chunk(MemoryState& st, const ChunkPlan& c, Retrieval retrieval, double grad_clip) {
+at::Tensor memory_chunk(MemoryState& st, const ChunkPlan& c, Retrieval retrieval, double grad_clip, bool residual) {
   const double two_over_d = 2.0 / static_cast<double>(c.k.size(-1));
   // 1. Keys through the chunk-start weights; per-token gradients are (k^T Dh, Ak^T G), never formed.
   auto hk = at::bmm(c.k, st.w1);
@@ -126,13 +126,13 @@ at::Tensor memory_chunk(MemoryState& st, const ChunkPlan& c, Retrieval retrieval
     const auto scale = inner_clip_factor(gradient_norm_squared(c.k, dh, ak, g), grad_clip);
     g = g * scale, dh = dh * scale;
   }
-  at::Tensor y;
+  at::Tensor y, skip = residual ? c.q : at::zeros_like(c.q);  // the residual's z
   if (retrieval == Retrieval::chunk) {
-    y = at::baddbmm(c.q, at::silu(at::bmm(c.q, st.w1)), st.w2);  // M_{chunk start}(q)
+    y = at::baddbmm(skip, at::silu(at::bmm(c.q, st.w1)), st.w2);  // M_{chunk start}(q)
   } else {  // 3. Hq, then Y = Q + diag(A) phi(Hq) W2 + diag(Bv) phi(Hq) S2 - (Kc * phi(Hq) Ak^T) diag(theta) G
     auto hq = at::baddbmm(at::baddbmm(at::bmm(c.qa, st.w1), c.qb, st.s1), c.mq, dh, 1.0, -1.0);
     auto aq = at::silu(hq);
-    y = at::baddbmm(at::baddbmm(c.q, c.ar * aq, st.w2), c.bvr * aq, st.s2);
+    y = at::baddbmm(at::baddbmm(skip, c.ar * aq, st.w2), c.bvr * aq, st.s2);
     y = at::baddbmm(y, c.kr_theta * at::bmm(aq, transposed(ak)), g, 1.0, -1.0);
   }
   // 4. End-of-chunk state, every update reading the chunk-start values.
@@ -157,22 +157,23 @@ MemoryInputs MemoryInputs::then(const MemoryInputs& next) const {
           at::cat({theta, next.theta}, 2), at::cat({eta, next.eta}, 2), at::cat({alpha, next.alpha}, 2)};
 }
 
-at::Tensor memory_read(const at::Tensor& w1, const at::Tensor& w2, const at::Tensor& z) {
-  return z + at::matmul(at::silu(at::matmul(z, w1)), w2);  // M(z) = z + SiLU(z W1) W2
+at::Tensor memory_read(const at::Tensor& w1, const at::Tensor& w2, const at::Tensor& z, bool residual) {
+  auto mlp = at::matmul(at::silu(at::matmul(z, w1)), w2);
+  return residual ? z + mlp : mlp;  // M(z) = z + SiLU(z W1) W2, or SiLU(z W1) W2
 }
 
 std::pair<at::Tensor, at::Tensor> memory_gradient(const at::Tensor& w1, const at::Tensor& w2, const at::Tensor& k,
-                                                  const at::Tensor& v) {
+                                                  const at::Tensor& v, bool residual) {
   auto kr = k.unsqueeze(-2);  // [B, H, 1, d_h]
   auto h = at::matmul(kr, w1);
   auto act = at::silu(h);
-  auto g = (2.0 / static_cast<double>(k.size(-1))) * (kr + at::matmul(act, w2) - v.unsqueeze(-2));
+  auto g = (2.0 / static_cast<double>(k.size(-1))) * (memory_read(w1, w2, kr, residual) - v.unsqueeze(-2));
   auto dh = at::matmul(g, transposed(w2)) * silu_derivative(h);
   return {at::matmul(transposed(kr), dh), at::matmul(transposed(act), g)};  // (k^T dh, a^T g)
 }
 
 at::Tensor memory_scan(MemoryState& state, const MemoryInputs& in, int64_t chunk, Retrieval retrieval,
-                       double grad_clip) {
+                       double grad_clip, bool residual) {
   const int64_t batch = in.q.size(0), heads = in.q.size(1);
   const int64_t whole = in.length() / chunk, tail = in.length() - whole * chunk;
   // Heads join the batch, and whole chunks get a dimension: [B, H, T, ...] -> [BH, chunks, n, ...].
@@ -182,7 +183,7 @@ at::Tensor memory_scan(MemoryState& state, const MemoryInputs& in, int64_t chunk
   auto plan_of = [&](int64_t start, int64_t chunks, int64_t n) {
     return chunk_plan(chunked(in.q, start, chunks, n), chunked(in.k, start, chunks, n), chunked(in.v, start, chunks, n),
                       chunked(in.theta, start, chunks, n), chunked(in.eta, start, chunks, n),
-                      chunked(in.alpha, start, chunks, n), retrieval);
+                      chunked(in.alpha, start, chunks, n), retrieval, residual);
   };
   MemoryState st{state.w1.flatten(0, 1), state.w2.flatten(0, 1), state.s1.flatten(0, 1), state.s2.flatten(0, 1)};
   std::vector<at::Tensor> outputs;
@@ -193,12 +194,12 @@ at::Tensor memory_scan(MemoryState& state, const MemoryInputs& in, int64_t chunk
     }();
     for (int64_t j = 0; j < whole; ++j) {
       TraceScope scope("chunk", j);
-      outputs.push_back(memory_chunk(st, plan.chunk(j), retrieval, grad_clip));
+      outputs.push_back(memory_chunk(st, plan.chunk(j), retrieval, grad_clip, residual));
     }
   }
   if (tail > 0) {
     TraceScope scope("chunk", whole);
-    outputs.push_back(memory_chunk(st, plan_of(whole * chunk, 1, tail).chunk(0), retrieval, grad_clip));
+    outputs.push_back(memory_chunk(st, plan_of(whole * chunk, 1, tail).chunk(0), retrieval, grad_clip, residual));
   }
   auto unflat = [&](const at::Tensor& x) { return x.unflatten(0, {batch, heads}); };
   state = {unflat(st.w1), unflat(st.w2), unflat(st.s1), unflat(st.s2)};
@@ -213,7 +214,7 @@ std::pair<at::Tensor, at::Tensor> clip_gradient(const at::Tensor& u1, const at::
 }
 
 at::Tensor memory_scan_reference(MemoryState& state, const MemoryInputs& in, int64_t chunk, Retrieval retrieval,
-                                 double grad_clip) {
+                                 double grad_clip, bool residual) {
   auto& [w1, w2, s1, s2] = state;
   at::Tensor ref1, ref2;
   std::vector<at::Tensor> outputs;
@@ -221,14 +222,14 @@ at::Tensor memory_scan_reference(MemoryState& state, const MemoryInputs& in, int
   for (int64_t i = 0; i < in.length(); ++i) {
     if (i % chunk == 0) ref1 = w1, ref2 = w2;  // t' = t - mod(t, C): the chunk-start weights
     auto q = in.q.narrow(2, i, 1);
-    if (retrieval == Retrieval::before) outputs.push_back(memory_read(w1, w2, q));
-    auto [u1, u2] = clip_gradient(memory_gradient(ref1, ref2, in.k.select(2, i), in.v.select(2, i)), grad_clip);
+    if (retrieval == Retrieval::before) outputs.push_back(memory_read(w1, w2, q, residual));
+    auto [u1, u2] = clip_gradient(memory_gradient(ref1, ref2, in.k.select(2, i), in.v.select(2, i), residual), grad_clip);
     s1 = scalar(in.eta, i) * s1 - scalar(in.theta, i) * u1;  // S_t = eta_t S_{t-1} - theta_t u_t
     s2 = scalar(in.eta, i) * s2 - scalar(in.theta, i) * u2;
     w1 = (1 - scalar(in.alpha, i)) * w1 + s1;  // M_t = (1 - alpha_t) M_{t-1} + S_t
     w2 = (1 - scalar(in.alpha, i)) * w2 + s2;
-    if (retrieval == Retrieval::after) outputs.push_back(memory_read(w1, w2, q));
-    if (retrieval == Retrieval::chunk) outputs.push_back(memory_read(ref1, ref2, q));
+    if (retrieval == Retrieval::after) outputs.push_back(memory_read(w1, w2, q, residual));
+    if (retrieval == Retrieval::chunk) outputs.push_back(memory_read(ref1, ref2, q, residual));
   }
   return at::cat(outputs, 2);
 }

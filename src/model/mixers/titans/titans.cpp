@@ -15,6 +15,7 @@ void TitansConfig::fields(FieldVisitor& v) {
   v.field("chunk_size", chunk_size, Bound::positive());
   v.choice("retrieval", retrieval);
   v.field("memory_expansion", memory_expansion, Bound::positive());
+  v.field("memory_residual", memory_residual);
   v.field("theta_max", theta_max, Bound::non_negative());
   v.field("theta_bias", theta_bias);
   v.field("eta_bias", eta_bias);
@@ -93,7 +94,7 @@ at::Tensor Titans::scan(MemoryState& state, const MemoryInputs& in) const {
   const auto wide = at::promote_types(in.q.scalar_type(), at::kFloat);
   auto up = [wide](const at::Tensor& x) { return x.to(wide); };
   MemoryInputs wide_in{up(in.q), up(in.k), up(in.v), up(in.theta), up(in.eta), up(in.alpha)};
-  return memory_scan(state, wide_in, cfg_.chunk_size, cfg_.retrieval, cfg_.inner_grad_clip);
+  return memory_scan(state, wide_in, cfg_.chunk_size, cfg_.retrieval, cfg_.inner_grad_clip, cfg_.memory_residual);
 }
 
 at::Tensor Titans::output(const at::Tensor& x, const at::Tensor& y, const at::Tensor& a) const {

@@ -36,13 +36,13 @@ struct MemoryInputs {
   MemoryInputs then(const MemoryInputs& next) const;  // the tokens of both, this first
 };
 
-// M(z) = z + SiLU(z W1) W2 for z [B, H, n, d_h].
-at::Tensor memory_read(const at::Tensor& w1, const at::Tensor& w2, const at::Tensor& z);
+// M(z) = z + SiLU(z W1) W2 for z [B, H, n, d_h]; without the residual, M(z) = SiLU(z W1) W2.
+at::Tensor memory_read(const at::Tensor& w1, const at::Tensor& w2, const at::Tensor& z, bool residual = true);
 
 // grad of ||M(k) - v||^2 / d_h w.r.t. W1 and W2 for one token per (batch, head): k, v [B, H, d_h] ->
 // {[B, H, d_h, m], [B, H, m, d_h]}, written out (the oracle's and the tests' per-token gradient).
 std::pair<at::Tensor, at::Tensor> memory_gradient(const at::Tensor& w1, const at::Tensor& w2, const at::Tensor& k,
-                                                  const at::Tensor& v);
+                                                  const at::Tensor& v, bool residual = true);
 
 // Each token's gradient u = (u1, u2) scaled to Frobenius norm at most `clip`:
 // u * min(1, clip / ||u||); clip <= 0 leaves it (docs/mixers.md, "Titans: a bounded inner step").
@@ -54,12 +54,13 @@ inline std::pair<at::Tensor, at::Tensor> clip_gradient(const std::pair<at::Tenso
 // Outputs y [B, H, T, d_h] of the tokens `in` read from a memory starting at `state`, which is
 // advanced to the state after the last token. Chunks are [jC, (j+1)C) of `in` (the last may be
 // short); within a chunk every gradient is taken at the chunk-start weights, and each token's
-// gradient is clipped to norm `grad_clip` (0: not clipped).
+// gradient is clipped to norm `grad_clip` (0: not clipped); `residual` picks M(z) = z + MLP(z) or
+// M(z) = MLP(z).
 at::Tensor memory_scan(MemoryState& state, const MemoryInputs& in, int64_t chunk, Retrieval retrieval,
-                       double grad_clip = 0.0);
+                       double grad_clip = 0.0, bool residual = true);
 
 // The same, one token at a time with materialised per-token gradients: for tests only.
 at::Tensor memory_scan_reference(MemoryState& state, const MemoryInputs& in, int64_t chunk, Retrieval retrieval,
-                                 double grad_clip = 0.0);
+                                 double grad_clip = 0.0, bool residual = true);
 
 }  // namespace ember

@@ -29,6 +29,7 @@ struct TitansConfig {
   int64_t chunk_size = 16;  // C: gradients within a chunk at the chunk-start weights (TNT: 16-64)
   Retrieval retrieval = Retrieval::after;
   int64_t memory_expansion = 4;  // m = expansion * d_h, the memory MLP's hidden width
+  bool memory_residual = true;   // M(z) = z + SiLU(z W1) W2; false: SiLU(z W1) W2
   double theta_max = 0.1;        // the largest inner learning rate
   double theta_bias = 0.0;       // initial gate biases: theta = theta_max / 2,
   double eta_bias = 0.0;         // momentum eta = 1/2,
