@@ -4,9 +4,9 @@
 # (1/16) on held-out sequences; attention, Hope-attention, Titans MAG and gated attention must
 # recall >= 90% of the answers within their budgets (gated attention at optim.lr 1e-3: at the
 # config's 3e-3 it plateaus near 50% up to 2,000 steps, seeds 1-3). Titans LMM stays at chance within 1,000 steps at
-# its default inner-step bounds, and with theta_max 16 and no inner clip reaches only 0.11-0.33 across
-# seeds 1-3 at 1,000 steps: it does not solve the task and is not asserted (docs/mixers.md,
-# "Associative recall").
+# its default inner-step bounds, and its best settings so far (retrieval before, theta_max 8, no
+# inner clip, with or without the memory's residual) reach 0.07-0.55 across seeds at 1,000-3,000
+# steps: it does not solve the task and is not asserted (docs/mixers.md, "Associative recall").
 source "$(dirname "$0")/lib_common.sh"
 CONFIGS="$EMBER_SOURCE_DIR/configs"
 "$EMBER" prepare recall --out data --sequences 16000 --val-sequences 256 --task-items 256 >prepare.out 2>&1 \
