@@ -45,12 +45,12 @@ int main(int argc, char** argv) {
                                  at::zeros({B, H, D, M}), at::zeros({B, H, M, D})};
   auto run = [&](bool chunked) {
     ember::MemoryState s{start.w1.clone(), start.w2.clone(), start.s1.clone(), start.s2.clone()};
-    return chunked ? ember::memory_scan(s, in, C, ember::Retrieval::after)
-                   : ember::memory_scan_reference(s, in, C, ember::Retrieval::after);
+    return chunked ? ember::memory_scan(s, in, {C, ember::Retrieval::after})
+                   : ember::memory_scan_reference(s, in, {C, ember::Retrieval::after});
   };
   const double diff = (run(true) - run(false)).abs().max().item<double>();  // also the warm-up
   ember::MemoryState end{start.w1.clone(), start.w2.clone(), start.s1.clone(), start.s2.clone()};
-  ember::memory_scan(end, in, C, ember::Retrieval::after);
+  ember::memory_scan(end, in, {C, ember::Retrieval::after});
   const double state_max = std::max(end.w1.abs().max().item<double>(), end.w2.abs().max().item<double>());
   std::vector<double> chunked, loop, ratio;
   for (int64_t r = 0; r < rounds; ++r) {

@@ -11,7 +11,7 @@ namespace ember::ops {
 namespace {
 
 using MemoryOut = std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor>;
-using Scan = at::Tensor (*)(MemoryState&, const MemoryInputs&, int64_t, Retrieval, double);
+using Scan = at::Tensor (*)(MemoryState&, const MemoryInputs&, const MemoryRule&);
 
 template <Scan scan>
 MemoryOut run(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& theta,
@@ -31,17 +31,16 @@ MemoryOut run(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, con
               s1.sizes(), w2.sizes(), s2.sizes());
   TORCH_CHECK(chunk > 0, "ember.titans_memory: chunk must be positive, got ", chunk);
   MemoryState state{w1, w2, s1, s2};
-  auto y = scan(state, {q, k, v, theta, eta, alpha}, chunk, named<Retrieval>(std::string(retrieval), "retrieval"), grad_clip);
+  auto y = scan(state, {q, k, v, theta, eta, alpha},
+                {chunk, named<Retrieval>(std::string(retrieval), "retrieval"), grad_clip});
   return {y, state.w1, state.w2, state.s1, state.s2};
 }
 
 // The oracle's wrapper: the same signature with the reference scan.
-at::Tensor scan_reference(MemoryState& s, const MemoryInputs& in, int64_t chunk, Retrieval r, double clip) {
-  return memory_scan_reference(s, in, chunk, r, clip);
+at::Tensor scan_reference(MemoryState& s, const MemoryInputs& in, const MemoryRule& rule) {
+  return memory_scan_reference(s, in, rule);
 }
-at::Tensor scan_fast(MemoryState& s, const MemoryInputs& in, int64_t chunk, Retrieval r, double clip) {
-  return memory_scan(s, in, chunk, r, clip);
-}
+at::Tensor scan_fast(MemoryState& s, const MemoryInputs& in, const MemoryRule& rule) { return memory_scan(s, in, rule); }
 
 }  // namespace
 

@@ -23,7 +23,7 @@ std::vector<MemoryChunk> profile(const Titans& titans, const at::Tensor& x) {
   std::vector<MemoryChunk> chunks;
   for (int64_t start = 0; start < in.length(); start += C) {
     const auto part = in.narrow(start, std::min(C, in.length() - start));
-    const auto y = memory_scan(state, part, C, cfg.retrieval, cfg.inner_grad_clip, cfg.memory_residual);  // M_t(q), t in the chunk
+    const auto y = memory_scan(state, part, cfg.memory_rule());  // M_t(q), t in the chunk
     MemoryChunk c;
     c.end = std::max<int64_t>(start + part.length() - n_p, 0);
     c.w1_ratio = mean_of(frobenius(state.w1) / w1_0), c.w2_ratio = mean_of(frobenius(state.w2) / w2_0);

@@ -13,6 +13,7 @@
 
 namespace {
 
+using ember::InnerStep;
 using ember::MemoryInputs;
 using ember::MemoryState;
 using ember::Retrieval;
@@ -77,15 +78,18 @@ TEST(Titans, ChunkParallelEqualsTheTokenByTokenOracle) {
         torch::manual_seed(10 * C + T);
         const auto in = random_inputs(T);
         const bool residual = T == 13;  // the memory without its residual on the other length
-        auto fast = random_state(), slow = fast;
-        auto y = ember::memory_scan(fast, in, C, r, 0.0, residual);
-        auto y_ref = ember::memory_scan_reference(slow, in, C, r, 0.0, residual);
-        const std::string what = std::string(ember::enum_name(r)) + " C=" + std::to_string(C) +
-                                 " T=" + std::to_string(T) + " residual=" + std::to_string(residual);
-        ASSERT_EQ(y.sizes(), in.q.sizes()) << what;
-        EXPECT_LT(ember::testing::max_abs_diff(y, y_ref), 1e-12) << what;
-        EXPECT_LT(state_diff(fast, slow), 1e-12) << what;
-        EXPECT_TRUE(y.isfinite().all().item<bool>()) << what;
+        for (InnerStep step : {InnerStep::plain, InnerStep::normalized}) {
+          auto fast = random_state(), slow = fast;
+          auto y = ember::memory_scan(fast, in, {C, r, 0.0, residual, step});
+          auto y_ref = ember::memory_scan_reference(slow, in, {C, r, 0.0, residual, step});
+          const std::string what = std::string(ember::enum_name(r)) + " C=" + std::to_string(C) +
+                                   " T=" + std::to_string(T) + " residual=" + std::to_string(residual) + " " +
+                                   std::string(ember::enum_name(step));
+          ASSERT_EQ(y.sizes(), in.q.sizes()) << what;
+          EXPECT_LT(ember::testing::max_abs_diff(y, y_ref), 1e-12) << what;
+          EXPECT_LT(state_diff(fast, slow), 1e-12) << what;
+          EXPECT_TRUE(y.isfinite().all().item<bool>()) << what;
+        }
       }
 }
 
@@ -96,8 +100,8 @@ TEST(Titans, ChunkParallelInFloat32IsCloseToTheFloat64Oracle) {
   auto f32 = [](const at::Tensor& x) { return x.to(torch::kFloat); };
   MemoryState st32{f32(st64.w1), f32(st64.w2), f32(st64.s1), f32(st64.s2)};
   MemoryInputs in32{f32(in.q), f32(in.k), f32(in.v), f32(in.theta), f32(in.eta), f32(in.alpha)};
-  auto y_ref = ember::memory_scan_reference(st64, in, 16, Retrieval::after);
-  auto y = ember::memory_scan(st32, in32, 16, Retrieval::after);
+  auto y_ref = ember::memory_scan_reference(st64, in, {16, Retrieval::after});
+  auto y = ember::memory_scan(st32, in32, {16, Retrieval::after});
   EXPECT_LT(ember::testing::max_abs_diff(y.to(torch::kDouble), y_ref), 1e-4);
 }
 
@@ -105,7 +109,7 @@ TEST(Titans, TheChunkSizeMatters) {
   torch::manual_seed(4);
   const auto in = random_inputs(32);
   auto a = random_state(), b = a;
-  auto y1 = ember::memory_scan(a, in, 1, Retrieval::after), y16 = ember::memory_scan(b, in, 16, Retrieval::after);
+  auto y1 = ember::memory_scan(a, in, {1, Retrieval::after}), y16 = ember::memory_scan(b, in, {16, Retrieval::after});
   EXPECT_GT(ember::testing::max_abs_diff(y1, y16), 1e-3);  // gradients at the chunk start are not the online ones
 }
 
@@ -117,7 +121,7 @@ TEST(Titans, ThetaZeroLeavesTheMemoryUnchanged) {
     auto st = random_state();
     st.s1.zero_(), st.s2.zero_();
     const auto start = st;
-    auto y = ember::memory_scan(st, in, 4, r);
+    auto y = ember::memory_scan(st, in, {4, r});
     EXPECT_LT(state_diff(st, start), 1e-15) << ember::enum_name(r);
     EXPECT_LT(ember::testing::max_abs_diff(y, ember::memory_read(start.w1, start.w2, in.q)), 1e-14)
         << ember::enum_name(r);
@@ -129,9 +133,9 @@ TEST(Titans, StreamingTwoPartsWithTheCarriedStateEqualsOnePass) {
   const auto in = random_inputs(29);
   for (int64_t split : {8, 16}) {
     auto whole = random_state(), parts = whole;
-    auto y = ember::memory_scan(whole, in, 8, Retrieval::after);
-    auto first = ember::memory_scan(parts, in.narrow(0, split), 8, Retrieval::after);
-    auto second = ember::memory_scan(parts, in.narrow(split, 29 - split), 8, Retrieval::after);
+    auto y = ember::memory_scan(whole, in, {8, Retrieval::after});
+    auto first = ember::memory_scan(parts, in.narrow(0, split), {8, Retrieval::after});
+    auto second = ember::memory_scan(parts, in.narrow(split, 29 - split), {8, Retrieval::after});
     EXPECT_LT(ember::testing::max_abs_diff(at::cat({first, second}, 2), y), 1e-14);
     EXPECT_LT(state_diff(parts, whole), 1e-14);
   }
@@ -202,20 +206,22 @@ TEST(Titans, DecodingInPiecesEqualsTheForwardForEveryRetrieval) {
 
 namespace {
 
-// Writes 4 pairs (random unit keys, values of norm ~1) into memories of d_h 16, m 64 from Glorot
-// weights in one chunk (eta 1/2, no forgetting), reads every key back and returns the fraction read
-// nearest (cosine) to its own value among the 4 stored.
-double stored_pairs_recalled(double theta, bool residual) {
-  constexpr int64_t kSeqs = 1000, kPairs = 4, kDh = 16, kM = 64;
+// Writes 4 pairs (random unit keys, values of norm ~1) into memories of width d_h, m = 4 d_h from
+// Glorot weights in one chunk (eta 1/2, no forgetting), reads every key back and returns the
+// fraction read nearest (cosine) to its own value among the 4 stored.
+double stored_pairs_recalled(double theta, bool residual, int64_t dh = 16, InnerStep step = InnerStep::plain) {
+  constexpr int64_t kSeqs = 1000, kPairs = 4;
   torch::manual_seed(21);
-  const double glorot = std::sqrt(2.0 / (kDh + kM));
-  auto w1 = torch::randn({kSeqs, 1, kDh, kM}, ember::testing::kF64) * glorot;
-  auto w2 = torch::randn({kSeqs, 1, kM, kDh}, ember::testing::kF64) * glorot;
+  const int64_t m = 4 * dh;
+  const double glorot = std::sqrt(2.0 / static_cast<double>(dh + m));
+  auto w1 = torch::randn({kSeqs, 1, dh, m}, ember::testing::kF64) * glorot;
+  auto w2 = torch::randn({kSeqs, 1, m, dh}, ember::testing::kF64) * glorot;
   MemoryState st{w1, w2, torch::zeros_like(w1), torch::zeros_like(w2)};
-  auto keys = unit_rows(torch::randn({kSeqs, 1, kPairs, kDh}, ember::testing::kF64));
-  auto values = torch::randn({kSeqs, 1, kPairs, kDh}, ember::testing::kF64) / 4.0;
+  auto keys = unit_rows(torch::randn({kSeqs, 1, kPairs, dh}, ember::testing::kF64));
+  auto values = torch::randn({kSeqs, 1, kPairs, dh}, ember::testing::kF64) / std::sqrt(static_cast<double>(dh));
   auto gate = [&](double x) { return torch::full({kSeqs, 1, kPairs}, x, ember::testing::kF64); };
-  ember::memory_scan(st, {keys, keys, values, gate(theta), gate(0.5), gate(0.0)}, 16, Retrieval::after, 0.0, residual);
+  ember::memory_scan(st, {keys, keys, values, gate(theta), gate(0.5), gate(0.0)},
+                     {16, Retrieval::after, 0.0, residual, step});
   auto read = unit_rows(ember::memory_read(st.w1, st.w2, keys, residual));
   auto nearest = torch::matmul(read, unit_rows(values).transpose(-1, -2)).argmax(-1);
   return (nearest == torch::arange(kPairs)).to(torch::kDouble).mean().item<double>();
@@ -234,5 +240,39 @@ TEST(Titans, TheMemoryStoresPairsOnlyAtAStepNearOne) {
                    std::to_string(strong) + " at theta 4, " + std::to_string(weak) + " at 0.1");
     EXPECT_GT(strong, 0.85) << residual;
     EXPECT_LT(weak, 0.35) << residual;
+  }
+}
+
+// The normalised step makes theta the fraction of a full write whatever the memory's width: the
+// same theta stores the pairs at d_h 16 and 64, where the plain step's best theta moves with d_h.
+TEST(Titans, TheNormalizedStepStoresPairsAtEveryWidth) {
+  for (int64_t dh : {16, 64}) {
+    const double normalized = stored_pairs_recalled(0.5, true, dh, InnerStep::normalized);
+    const double plain = stored_pairs_recalled(4.0, true, dh);
+    RecordProperty("recalled_d" + std::to_string(dh),
+                   std::to_string(normalized) + " normalized at theta 0.5, " + std::to_string(plain) + " plain at 4");
+    EXPECT_GT(normalized, 0.9) << dh;
+    if (dh == 64) EXPECT_LT(plain, 0.8);  // 0.91 at d_h 16: the plain step's reach shrinks with the width
+  }
+}
+
+// ||J||_F^2 of the memory at a key against autograd's rows of J (fp64).
+TEST(Titans, JacobianNormEqualsAutograd) {
+  for (bool residual : {true, false}) {
+    torch::manual_seed(8);
+    auto w1 = torch::randn({B, H, DH, M}, ember::testing::kF64).requires_grad_(),
+         w2 = torch::randn({B, H, M, DH}, ember::testing::kF64).requires_grad_();
+    auto k = unit_rows(torch::randn({B, H, DH}, ember::testing::kF64));
+    auto mlp = torch::matmul(torch::silu(torch::matmul(k.unsqueeze(-2), w1)), w2).squeeze(-2);
+    auto out = residual ? k + mlp : mlp;  // [B, H, DH]
+    auto expected = torch::zeros({B, H}, ember::testing::kF64);
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t h = 0; h < H; ++h)
+        for (int64_t j = 0; j < DH; ++j) {
+          auto rows = torch::autograd::grad({out[b][h][j]}, {w1, w2}, {}, /*retain_graph=*/true);
+          expected[b][h] += rows[0][b][h].pow(2).sum() + rows[1][b][h].pow(2).sum();
+        }
+    auto got = ember::memory_jacobian_norm_squared(w1.detach(), w2.detach(), k, residual).flatten(-3);
+    EXPECT_LT(ember::testing::max_abs_diff(got, expected), 1e-12) << residual;
   }
 }

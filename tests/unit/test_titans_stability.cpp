@@ -55,10 +55,10 @@ double max_abs(const at::Tensor& x) { return x.abs().max().item<double>(); }
 
 TEST(TitansStability, WithoutClippingTheMeasuredConditionOverflowsFloat32) {
   auto st = cast(initial_state(), torch::kFloat);
-  auto y = ember::memory_scan(st, cast(diverging_inputs(), torch::kFloat), kChunk, Retrieval::after, 0.0);
+  auto y = ember::memory_scan(st, cast(diverging_inputs(), torch::kFloat), {kChunk, Retrieval::after});
   EXPECT_FALSE(y.isfinite().all().item<bool>());  // the defect the clip removes
   auto st64 = initial_state();
-  ember::memory_scan_reference(st64, diverging_inputs(), kChunk, Retrieval::after, 0.0);
+  ember::memory_scan_reference(st64, diverging_inputs(), {kChunk, Retrieval::after});
   EXPECT_GT(max_abs(st64.w1), 1e30);  // float64 diverges too: the algorithm, not the precision
 }
 
@@ -70,8 +70,8 @@ TEST(TitansStability, ClippedChunkParallelEqualsTheClippedOracleInFloat64) {
       auto in = diverging_inputs();
       in.v = torch::randn_like(in.v);
       auto fast = initial_state(), slow = fast;
-      auto y = ember::memory_scan(fast, in, 8, r, clip);
-      auto y_ref = ember::memory_scan_reference(slow, in, 8, r, clip);
+      auto y = ember::memory_scan(fast, in, {8, r, clip});
+      auto y_ref = ember::memory_scan_reference(slow, in, {8, r, clip});
       EXPECT_LT(ember::testing::max_abs_diff(y, y_ref), 1e-12) << ember::enum_name(r) << " clip " << clip;
       EXPECT_LT(ember::testing::max_abs_diff(fast.w1, slow.w1), 1e-12) << ember::enum_name(r) << " clip " << clip;
       EXPECT_LT(ember::testing::max_abs_diff(fast.s2, slow.s2), 1e-12) << ember::enum_name(r) << " clip " << clip;
@@ -96,20 +96,20 @@ TEST(TitansStability, TheClipBindsAndBoundsEachTokensStep) {
 
 TEST(TitansStability, ClippedScanStaysFiniteAndNearFloat64InFloat32AndFromBfloat16Inputs) {
   auto st64 = initial_state();
-  auto y64 = ember::memory_scan_reference(st64, diverging_inputs(), kChunk, Retrieval::after, 1.0);
+  auto y64 = ember::memory_scan_reference(st64, diverging_inputs(), {kChunk, Retrieval::after, 1.0});
   ASSERT_TRUE(y64.isfinite().all().item<bool>());
   EXPECT_LT(max_abs(st64.w1), 100.0);  // bounded: at most T theta clip / (1 - eta) per weight
   auto st32 = cast(initial_state(), torch::kFloat);
-  auto y32 = ember::memory_scan(st32, cast(diverging_inputs(), torch::kFloat), kChunk, Retrieval::after, 1.0);
+  auto y32 = ember::memory_scan(st32, cast(diverging_inputs(), torch::kFloat), {kChunk, Retrieval::after, 1.0});
   ASSERT_TRUE(y32.isfinite().all().item<bool>());
   EXPECT_LT(max_abs(y32.to(torch::kDouble) - y64) / max_abs(y64), 1e-3);
   // bf16 autocast hands the scan bf16 inputs, which it widens to fp32: the oracle on the same
   // rounded inputs.
   const auto rounded = cast(cast(diverging_inputs(), torch::kBFloat16), torch::kDouble);
   auto st_ref = initial_state();
-  auto y_ref = ember::memory_scan_reference(st_ref, rounded, kChunk, Retrieval::after, 1.0);
+  auto y_ref = ember::memory_scan_reference(st_ref, rounded, {kChunk, Retrieval::after, 1.0});
   auto st_bf = cast(initial_state(), torch::kFloat);
-  auto y_bf = ember::memory_scan(st_bf, cast(rounded, torch::kFloat), kChunk, Retrieval::after, 1.0);
+  auto y_bf = ember::memory_scan(st_bf, cast(rounded, torch::kFloat), {kChunk, Retrieval::after, 1.0});
   ASSERT_TRUE(y_bf.isfinite().all().item<bool>());
   EXPECT_LT(max_abs(y_bf.to(torch::kDouble) - y_ref) / max_abs(y_ref), 1e-3);
 }

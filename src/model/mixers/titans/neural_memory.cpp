@@ -68,11 +68,11 @@ struct ChunkPlan {
 
 // in: q, k, v [BH, chunks, n, d_h], gates [BH, chunks, n].
 ChunkPlan chunk_plan(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& theta,
-                     const at::Tensor& eta, const at::Tensor& alpha, Retrieval retrieval, bool residual) {
+                     const at::Tensor& eta, const at::Tensor& alpha, const MemoryRule& rule) {
   const int64_t n = q.size(-2);
   const auto c = chunk_coefficients(eta, alpha);
   auto ar = c.a, bvr = c.bv, kr = c.kc;  // 3. the weights after token tau: rows of A, Bv, Kc
-  if (retrieval == Retrieval::before) {  // or before it: the rows above (A_0 = 1, Bv_0 = 0)
+  if (rule.retrieval == Retrieval::before) {  // or before it: the rows above (A_0 = 1, Bv_0 = 0)
     ar = at::cat({at::ones_like(c.a.narrow(-1, 0, 1)), c.a.narrow(-1, 0, n - 1)}, -1);
     bvr = at::cat({at::zeros_like(c.bv.narrow(-1, 0, 1)), c.bv.narrow(-1, 0, n - 1)}, -1);
     kr = at::constant_pad_nd(c.kc, {0, 0, 1, 0}).narrow(-2, 0, n);
@@ -84,7 +84,7 @@ ChunkPlan chunk_plan(const at::Tensor& q, const at::Tensor& k, const at::Tensor&
   auto major = [](const at::Tensor& x) { return x.transpose(0, 1).contiguous(); };
   ChunkPlan plan{q,
                  k,
-                 (2.0 / static_cast<double>(k.size(-1))) * (residual ? k - v : -v),
+                 (2.0 / static_cast<double>(k.size(-1))) * (rule.residual ? k - v : -v),
                  rows(ar) * q,
                  rows(bvr) * q,
                  kr_theta * at::matmul(q, transposed(k)),
@@ -111,9 +111,19 @@ at::Tensor gradient_norm_squared(const at::Tensor& k, const at::Tensor& dh, cons
   return sq(k) * sq(dh) + sq(a) * sq(g);
 }
 
+// The normalised step's divisor per token, (2 / d_h) lambda with lambda = ||J||_F^2 / d_h
+//   = |SiLU(k W1)|^2 + |k|^2 sum_p SiLU'(k W1)_p^2 |W2_p|^2 / d_h   (the W2 and W1 blocks of J J^T)
+// from the chunk-start weights: rows [.., n, 1].
+at::Tensor normalized_step_divisor(const at::Tensor& k, const at::Tensor& ak, const at::Tensor& slope,
+                                   const at::Tensor& w2) {
+  const double d = static_cast<double>(k.size(-1));
+  auto w1_block = at::bmm(slope.pow(2), w2.pow(2).sum(-1, true)) * k.pow(2).sum(-1, true) / d;
+  return (2.0 / d) * (ak.pow(2).sum(-1, true) + w1_block);
+}
+
 // One chunk of n tokens from the chunk-start state (docs/mixers.md, Titans steps 1-4); tensors
 // [BH, n, ...] and the state's [BH, d_h, m] / [BH, m, d_h].
-at::Tensor memory_chunk(MemoryState& st, const ChunkPlan& c, Retrieval retrieval, double grad_clip, bool residual) {
+at::Tensor memory_chunk(MemoryState& st, const ChunkPlan& c, const MemoryRule& rule) {
   const double two_over_d = 2.0 / static_cast<double>(c.k.size(-1));
   // 1. Keys through the chunk-start weights; per-token gradients are (k^T Dh, Ak^T G), never formed.
   auto hk = at::bmm(c.k, st.w1);
@@ -122,12 +132,16 @@ at::Tensor memory_chunk(MemoryState& st, const ChunkPlan& c, Retrieval retrieval
   auto g = at::baddbmm(c.kv, ak, st.w2, 1.0, two_over_d);  // dloss/dM(k)
   auto slope = at::addcmul(sig, ak, 1 - sig);              // SiLU'(hk) = s + SiLU(hk)(1 - s)
   auto dh = at::bmm(g, transposed(st.w2)) * slope;         // dloss/d(k W1)
-  if (grad_clip > 0) {  // 1b. each token's gradient scaled to norm <= clip: G, Dh rows by one factor
-    const auto scale = inner_clip_factor(gradient_norm_squared(c.k, dh, ak, g), grad_clip);
+  if (rule.step == InnerStep::normalized) {  // 1b. u / ((2 / d_h) lambda): G, Dh rows by one factor
+    const auto divisor = normalized_step_divisor(c.k, ak, slope, st.w2);
+    g = g / divisor, dh = dh / divisor;
+  }
+  if (rule.grad_clip > 0) {  // 1c. each token's gradient scaled to norm <= clip: G, Dh rows by one factor
+    const auto scale = inner_clip_factor(gradient_norm_squared(c.k, dh, ak, g), rule.grad_clip);
     g = g * scale, dh = dh * scale;
   }
-  at::Tensor y, skip = residual ? c.q : at::zeros_like(c.q);  // the residual's z
-  if (retrieval == Retrieval::chunk) {
+  at::Tensor y, skip = rule.residual ? c.q : at::zeros_like(c.q);  // the residual's z
+  if (rule.retrieval == Retrieval::chunk) {
     y = at::baddbmm(skip, at::silu(at::bmm(c.q, st.w1)), st.w2);  // M_{chunk start}(q)
   } else {  // 3. Hq, then Y = Q + diag(A) phi(Hq) W2 + diag(Bv) phi(Hq) S2 - (Kc * phi(Hq) Ak^T) diag(theta) G
     auto hq = at::baddbmm(at::baddbmm(at::bmm(c.qa, st.w1), c.qb, st.s1), c.mq, dh, 1.0, -1.0);
@@ -172,8 +186,22 @@ std::pair<at::Tensor, at::Tensor> memory_gradient(const at::Tensor& w1, const at
   return {at::matmul(transposed(kr), dh), at::matmul(transposed(act), g)};  // (k^T dh, a^T g)
 }
 
-at::Tensor memory_scan(MemoryState& state, const MemoryInputs& in, int64_t chunk, Retrieval retrieval,
-                       double grad_clip, bool residual) {
+at::Tensor memory_jacobian_norm_squared(const at::Tensor& w1, const at::Tensor& w2, const at::Tensor& k,
+                                        bool residual) {
+  const int64_t d = k.size(-1);
+  const auto m_of_k = memory_read(w1, w2, k.unsqueeze(-2), residual).squeeze(-2);
+  auto total = at::zeros({k.size(0), k.size(1), 1, 1}, k.options());
+  for (int64_t j = 0; j < d; ++j) {  // v = M(k) - (d_h / 2) e_j makes dloss/dM(k) = e_j: u = row j of J
+    auto v = m_of_k.clone();
+    v.select(-1, j).sub_(static_cast<double>(d) / 2.0);
+    auto [u1, u2] = memory_gradient(w1, w2, k, v, residual);
+    total = total + u1.pow(2).sum({-2, -1}, true) + u2.pow(2).sum({-2, -1}, true);
+  }
+  return total;
+}
+
+at::Tensor memory_scan(MemoryState& state, const MemoryInputs& in, const MemoryRule& rule) {
+  const int64_t chunk = rule.chunk;
   const int64_t batch = in.q.size(0), heads = in.q.size(1);
   const int64_t whole = in.length() / chunk, tail = in.length() - whole * chunk;
   // Heads join the batch, and whole chunks get a dimension: [B, H, T, ...] -> [BH, chunks, n, ...].
@@ -183,7 +211,7 @@ at::Tensor memory_scan(MemoryState& state, const MemoryInputs& in, int64_t chunk
   auto plan_of = [&](int64_t start, int64_t chunks, int64_t n) {
     return chunk_plan(chunked(in.q, start, chunks, n), chunked(in.k, start, chunks, n), chunked(in.v, start, chunks, n),
                       chunked(in.theta, start, chunks, n), chunked(in.eta, start, chunks, n),
-                      chunked(in.alpha, start, chunks, n), retrieval, residual);
+                      chunked(in.alpha, start, chunks, n), rule);
   };
   MemoryState st{state.w1.flatten(0, 1), state.w2.flatten(0, 1), state.s1.flatten(0, 1), state.s2.flatten(0, 1)};
   std::vector<at::Tensor> outputs;
@@ -194,12 +222,12 @@ at::Tensor memory_scan(MemoryState& state, const MemoryInputs& in, int64_t chunk
     }();
     for (int64_t j = 0; j < whole; ++j) {
       TraceScope scope("chunk", j);
-      outputs.push_back(memory_chunk(st, plan.chunk(j), retrieval, grad_clip, residual));
+      outputs.push_back(memory_chunk(st, plan.chunk(j), rule));
     }
   }
   if (tail > 0) {
     TraceScope scope("chunk", whole);
-    outputs.push_back(memory_chunk(st, plan_of(whole * chunk, 1, tail).chunk(0), retrieval, grad_clip, residual));
+    outputs.push_back(memory_chunk(st, plan_of(whole * chunk, 1, tail).chunk(0), rule));
   }
   auto unflat = [&](const at::Tensor& x) { return x.unflatten(0, {batch, heads}); };
   state = {unflat(st.w1), unflat(st.w2), unflat(st.s1), unflat(st.s2)};
@@ -213,9 +241,10 @@ std::pair<at::Tensor, at::Tensor> clip_gradient(const at::Tensor& u1, const at::
   return {u1 * scale, u2 * scale};
 }
 
-at::Tensor memory_scan_reference(MemoryState& state, const MemoryInputs& in, int64_t chunk, Retrieval retrieval,
-                                 double grad_clip, bool residual) {
+at::Tensor memory_scan_reference(MemoryState& state, const MemoryInputs& in, const MemoryRule& rule) {
   auto& [w1, w2, s1, s2] = state;
+  const auto [chunk, retrieval, grad_clip, residual, step] = rule;
+  const double d = static_cast<double>(in.k.size(-1));
   at::Tensor ref1, ref2;
   std::vector<at::Tensor> outputs;
   auto scalar = [](const at::Tensor& x, int64_t i) { return x.select(2, i).unsqueeze(-1).unsqueeze(-1); };
@@ -223,7 +252,12 @@ at::Tensor memory_scan_reference(MemoryState& state, const MemoryInputs& in, int
     if (i % chunk == 0) ref1 = w1, ref2 = w2;  // t' = t - mod(t, C): the chunk-start weights
     auto q = in.q.narrow(2, i, 1);
     if (retrieval == Retrieval::before) outputs.push_back(memory_read(w1, w2, q, residual));
-    auto [u1, u2] = clip_gradient(memory_gradient(ref1, ref2, in.k.select(2, i), in.v.select(2, i), residual), grad_clip);
+    auto u = memory_gradient(ref1, ref2, in.k.select(2, i), in.v.select(2, i), residual);
+    if (step == InnerStep::normalized) {  // u / ((2 / d_h) ||J||_F^2 / d_h)
+      const auto divisor = (2.0 / d) * memory_jacobian_norm_squared(ref1, ref2, in.k.select(2, i), residual) / d;
+      u = {u.first / divisor, u.second / divisor};
+    }
+    auto [u1, u2] = clip_gradient(u, grad_clip);
     s1 = scalar(in.eta, i) * s1 - scalar(in.theta, i) * u1;  // S_t = eta_t S_{t-1} - theta_t u_t
     s2 = scalar(in.eta, i) * s2 - scalar(in.theta, i) * u2;
     w1 = (1 - scalar(in.alpha, i)) * w1 + s1;  // M_t = (1 - alpha_t) M_{t-1} + S_t

@@ -21,6 +21,7 @@ void TitansConfig::fields(FieldVisitor& v) {
   v.field("eta_bias", eta_bias);
   v.field("alpha_bias", alpha_bias);
   v.field("inner_grad_clip", inner_grad_clip, Bound::non_negative());
+  v.choice("inner_step", inner_step);
   v.field("conv_kernel", conv_kernel, Bound::positive());
   v.field("persistent_tokens", persistent_tokens, Bound::non_negative());
   v.choice("variant", variant);
@@ -94,7 +95,7 @@ at::Tensor Titans::scan(MemoryState& state, const MemoryInputs& in) const {
   const auto wide = at::promote_types(in.q.scalar_type(), at::kFloat);
   auto up = [wide](const at::Tensor& x) { return x.to(wide); };
   MemoryInputs wide_in{up(in.q), up(in.k), up(in.v), up(in.theta), up(in.eta), up(in.alpha)};
-  return memory_scan(state, wide_in, cfg_.chunk_size, cfg_.retrieval, cfg_.inner_grad_clip, cfg_.memory_residual);
+  return memory_scan(state, wide_in, cfg_.memory_rule());
 }
 
 at::Tensor Titans::output(const at::Tensor& x, const at::Tensor& y, const at::Tensor& a) const {

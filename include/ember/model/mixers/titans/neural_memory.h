@@ -22,6 +22,28 @@ inline std::span<const EnumName<Retrieval>> enum_names(Retrieval) {
   return names;
 }
 
+// The size of a token's write. plain: theta_t times the gradient (Eq. 13). normalized: the gradient
+// divided by (2 / d_h) lambda, lambda = ||J||_F^2 / d_h the mean eigenvalue of J J^T for J = dM(k)/dW
+// at the chunk-start weights, so that theta_t = 1 moves M(k) about all the way to v whatever the
+// memory's scale (normalised LMS; for a linear memory, the delta rule's beta = theta).
+enum class InnerStep { plain, normalized };
+inline std::span<const EnumName<InnerStep>> enum_names(InnerStep) {
+  static constexpr EnumName<InnerStep> names[] = {{InnerStep::plain, "plain"}, {InnerStep::normalized, "normalized"}};
+  return names;
+}
+
+// How the memory learns and is read: chunks are [jC, (j+1)C) of the tokens (the last may be short);
+// within a chunk every gradient is taken at the chunk-start weights; each token's gradient is
+// clipped to norm `grad_clip` (0: not clipped), after the normalisation if any; `residual` picks
+// M(z) = z + MLP(z) or M(z) = MLP(z).
+struct MemoryRule {
+  int64_t chunk = 16;
+  Retrieval retrieval = Retrieval::after;
+  double grad_clip = 0.0;
+  bool residual = true;
+  InnerStep step = InnerStep::plain;
+};
+
 // Fast weights of a batch of sequences, per head: W1 [B, H, d_h, m], W2 [B, H, m, d_h] and their
 // momenta S1, S2 (same shapes).
 struct MemoryState {
@@ -51,16 +73,15 @@ inline std::pair<at::Tensor, at::Tensor> clip_gradient(const std::pair<at::Tenso
   return clip_gradient(u.first, u.second, clip);
 }
 
+// ||J||_F^2 for J = dM(k)/d(W1, W2), from d_h gradients of rows of J (memory_gradient with targets
+// that make dloss/dM(k) each unit vector in turn): k [B, H, d_h] -> [B, H, 1, 1]. For the oracle.
+at::Tensor memory_jacobian_norm_squared(const at::Tensor& w1, const at::Tensor& w2, const at::Tensor& k, bool residual);
+
 // Outputs y [B, H, T, d_h] of the tokens `in` read from a memory starting at `state`, which is
-// advanced to the state after the last token. Chunks are [jC, (j+1)C) of `in` (the last may be
-// short); within a chunk every gradient is taken at the chunk-start weights, and each token's
-// gradient is clipped to norm `grad_clip` (0: not clipped); `residual` picks M(z) = z + MLP(z) or
-// M(z) = MLP(z).
-at::Tensor memory_scan(MemoryState& state, const MemoryInputs& in, int64_t chunk, Retrieval retrieval,
-                       double grad_clip = 0.0, bool residual = true);
+// advanced to the state after the last token.
+at::Tensor memory_scan(MemoryState& state, const MemoryInputs& in, const MemoryRule& rule);
 
 // The same, one token at a time with materialised per-token gradients: for tests only.
-at::Tensor memory_scan_reference(MemoryState& state, const MemoryInputs& in, int64_t chunk, Retrieval retrieval,
-                                 double grad_clip = 0.0, bool residual = true);
+at::Tensor memory_scan_reference(MemoryState& state, const MemoryInputs& in, const MemoryRule& rule);
 
 }  // namespace ember

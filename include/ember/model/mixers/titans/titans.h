@@ -38,12 +38,14 @@ struct TitansConfig {
   // descent diverges once theta x chunk x 1/(1 - eta) outgrows the loss's curvature, and the
   // memory overflows fp32 within a sequence (docs/mixers.md, "Titans: a bounded inner step").
   double inner_grad_clip = 1.0;
+  InnerStep inner_step = InnerStep::plain;  // normalized: theta is the fraction of a full write
   int64_t conv_kernel = 4;
   int64_t persistent_tokens = 4;  // N_p
   TitansVariant variant = TitansVariant::lmm;  // lmm: the memory alone; mag: memory as a gate
   int64_t window = 64;                         // mag: the attention branch's window, in tokens
 
   void fields(FieldVisitor& v);
+  MemoryRule memory_rule() const { return {chunk_size, retrieval, inner_grad_clip, memory_residual, inner_step}; }
 };
 
 struct AttentionWindowCache;  // mag decoding: the keys and values the window still needs
