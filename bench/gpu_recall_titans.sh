@@ -36,6 +36,8 @@ grid=(  # name steps overrides...
   "lmm_noresid_theta16_heads2 $steps ${nr[*]} --set model.mixer.titans.theta_max=16 --set model.n_heads=2"
   "lmm_noresid_theta8_4layers $steps ${nr[*]} --set model.mixer.titans.theta_max=8 --set model.n_layers=4"
   "lmm_noresid_theta8_clip1 $steps ${nr[*]} --set model.mixer.titans.theta_max=8 --set model.mixer.titans.inner_grad_clip=1"
+  "lmm_normalized_theta1 $steps ${nr[*]} --set model.mixer.titans.memory_residual=true --set model.mixer.titans.inner_step=normalized --set model.mixer.titans.theta_max=1"
+  "lmm_normalized_theta1_chunk1 $steps ${nr[*]} --set model.mixer.titans.memory_residual=true --set model.mixer.titans.inner_step=normalized --set model.mixer.titans.theta_max=1 --set model.mixer.titans.chunk_size=1"
 )
 left=$((deadline - SECONDS - 40))  # the rest is for scoring
 for row in "${grid[@]}"; do
