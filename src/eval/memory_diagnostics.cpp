@@ -26,7 +26,8 @@ std::vector<MemoryChunk> profile(const Titans& titans, const at::Tensor& x) {
     const auto y = memory_scan(state, part, cfg.memory_rule());  // M_t(q), t in the chunk
     MemoryChunk c;
     c.end = std::max<int64_t>(start + part.length() - n_p, 0);
-    c.w1_ratio = mean_of(frobenius(state.w1) / w1_0), c.w2_ratio = mean_of(frobenius(state.w2) / w2_0);
+    c.w1_ratio = mean_of(frobenius(state.w1) / w1_0);
+    c.w2_ratio = state.w2.numel() > 0 ? mean_of(frobenius(state.w2) / w2_0) : 1.0;  // linear: no W2
     c.contribution = mean_of((y - part.q).norm(2, -1) / part.q.norm(2, -1));
     c.theta = mean_of(part.theta), c.eta = mean_of(part.eta), c.alpha = mean_of(part.alpha);
     chunks.push_back(c);

@@ -63,14 +63,15 @@ std::string without_block(const std::string& text, const std::string& header) {
 // model.mixer.rope_scaling existed, and a Titans memory without inner gradient clipping (0) hashes
 // as before model.mixer.titans.inner_grad_clip existed (so checkpoints from then still resume,
 // with --set model.mixer.titans.inner_grad_clip=0); the same for Hope-attention's CMS levels. A Titans
-// memory with its residual and the plain inner step (the only ones before memory_residual and
-// inner_step) hashes as before.
+// memory with its residual, the plain inner step and the MLP form (the only ones before
+// memory_residual, inner_step and memory) hashes as before.
 std::string model_hash(const ModelConfig& m) {
   std::string text = section_yaml(m);
   if (m.mixer.rope_scaling.type == RopeScalingType::none) text = without_block(text, "  rope_scaling:");
   text = without_block(text, "    inner_grad_clip: 0.0");  // model.mixer.{titans,hope_attention}.*
   text = without_block(text, "    memory_residual: true");  // model.mixer.titans.*
   text = without_block(text, "    inner_step: plain");
+  text = without_block(text, "    memory: mlp");
   return sha256_hex(text);
 }
 

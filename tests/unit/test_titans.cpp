@@ -47,9 +47,18 @@ MemoryState random_state() {
           torch::randn({B, H, M, DH}, ember::testing::kF64) * 0.05};
 }
 
+// A linear memory's state: W and S in w1, s1; w2, s2 empty.
+MemoryState random_linear_state() {
+  return {torch::randn({B, H, DH, DH}, ember::testing::kF64) * 0.5, torch::zeros({B, H, 0, DH}, ember::testing::kF64),
+          torch::randn({B, H, DH, DH}, ember::testing::kF64) * 0.05, torch::zeros({B, H, 0, DH}, ember::testing::kF64)};
+}
+
 double state_diff(const MemoryState& a, const MemoryState& b) {
-  return std::max({ember::testing::max_abs_diff(a.w1, b.w1), ember::testing::max_abs_diff(a.w2, b.w2),
-                   ember::testing::max_abs_diff(a.s1, b.s1), ember::testing::max_abs_diff(a.s2, b.s2)});
+  auto diff = [](const at::Tensor& x, const at::Tensor& y) {  // a linear memory's W2, S2 are empty
+    EXPECT_EQ(x.sizes(), y.sizes());
+    return x.numel() == 0 ? 0.0 : ember::testing::max_abs_diff(x, y);
+  };
+  return std::max({diff(a.w1, b.w1), diff(a.w2, b.w2), diff(a.s1, b.s1), diff(a.s2, b.s2)});
 }
 
 }  // namespace
@@ -71,6 +80,45 @@ TEST(Titans, InnerGradientEqualsAutograd) {
   }
 }
 
+TEST(Titans, LinearInnerGradientEqualsAutograd) {
+  for (bool residual : {true, false}) {
+    torch::manual_seed(2);
+    auto w = torch::randn({B, H, DH, DH}, ember::testing::kF64).requires_grad_();
+    auto k = torch::randn({B, H, DH}, ember::testing::kF64), v = torch::randn({B, H, DH}, ember::testing::kF64);
+    auto kw = torch::matmul(k.unsqueeze(-2), w);
+    auto loss = ((residual ? k.unsqueeze(-2) + kw : kw) - v.unsqueeze(-2)).pow(2).mean(-1).sum();
+    auto grad = torch::autograd::grad({loss}, {w})[0];
+    auto [g1, g2] = ember::memory_gradient(w.detach(), torch::zeros({B, H, 0, DH}, ember::testing::kF64), k, v, residual);
+    EXPECT_LT(ember::testing::max_abs_diff(g1, grad), 1e-12) << residual;
+    EXPECT_EQ(g2.numel(), 0);
+  }
+}
+
+// Titans' delta-rule reduction: a linear memory without the residual, read after each update,
+// chunk 1, no momentum (eta 0), no forgetting and the normalised step is DeltaNet's
+//   W_t = W_{t-1} - beta_t k_t^T (k_t W_{t-1} - v_t),   y_t = q_t W_t,   beta_t = theta_t
+// for unit keys, here written out as its own loop (fp64, 1e-12).
+TEST(Titans, LinearNormalizedMemoryIsTheDeltaRule) {
+  torch::manual_seed(12);
+  const int64_t T = 9;
+  auto in = random_inputs(T);
+  in.eta.zero_(), in.alpha.zero_();
+  in.theta = uniform({B, H, T}, 0.1, 1.0);
+  auto st = random_linear_state();
+  st.s1.zero_();
+  auto w = st.w1.clone();
+  auto y = ember::memory_scan(st, in, {1, Retrieval::after, 0.0, false, InnerStep::normalized});
+  for (int64_t t = 0; t < T; ++t) {
+    auto k = in.k.select(2, t).unsqueeze(-2), v = in.v.select(2, t).unsqueeze(-2);
+    auto beta = in.theta.select(2, t).unsqueeze(-1).unsqueeze(-1);
+    w = w - beta * torch::matmul(k.transpose(-1, -2), torch::matmul(k, w) - v);
+    EXPECT_LT(ember::testing::max_abs_diff(y.select(2, t), torch::matmul(in.q.select(2, t).unsqueeze(-2), w).squeeze(-2)),
+              1e-12)
+        << t;
+  }
+  EXPECT_LT(ember::testing::max_abs_diff(st.w1, w), 1e-12);
+}
+
 TEST(Titans, ChunkParallelEqualsTheTokenByTokenOracle) {
   for (Retrieval r : {Retrieval::after, Retrieval::before, Retrieval::chunk})
     for (int64_t C : {1, 2, 4, 16})
@@ -78,13 +126,14 @@ TEST(Titans, ChunkParallelEqualsTheTokenByTokenOracle) {
         torch::manual_seed(10 * C + T);
         const auto in = random_inputs(T);
         const bool residual = T == 13;  // the memory without its residual on the other length
-        for (InnerStep step : {InnerStep::plain, InnerStep::normalized}) {
-          auto fast = random_state(), slow = fast;
+        for (InnerStep step : {InnerStep::plain, InnerStep::normalized})
+          for (bool linear : {false, true}) {
+          auto fast = linear ? random_linear_state() : random_state(), slow = fast;
           auto y = ember::memory_scan(fast, in, {C, r, 0.0, residual, step});
           auto y_ref = ember::memory_scan_reference(slow, in, {C, r, 0.0, residual, step});
           const std::string what = std::string(ember::enum_name(r)) + " C=" + std::to_string(C) +
                                    " T=" + std::to_string(T) + " residual=" + std::to_string(residual) + " " +
-                                   std::string(ember::enum_name(step));
+                                   std::string(ember::enum_name(step)) + (linear ? " linear" : " mlp");
           ASSERT_EQ(y.sizes(), in.q.sizes()) << what;
           EXPECT_LT(ember::testing::max_abs_diff(y, y_ref), 1e-12) << what;
           EXPECT_LT(state_diff(fast, slow), 1e-12) << what;
@@ -143,29 +192,45 @@ TEST(Titans, StreamingTwoPartsWithTheCarriedStateEqualsOnePass) {
 
 namespace {
 
-ember::ModelConfig titans_model(int64_t expansion, int64_t persistent, int64_t conv) {
+ember::ModelConfig titans_model(int64_t expansion, int64_t persistent, int64_t conv,
+                                ember::MemoryForm form = ember::MemoryForm::mlp) {
   ember::ModelConfig c;
   c.vocab_size = 40, c.d_model = 16, c.n_layers = 2, c.n_heads = 2, c.max_seq_len = 32;
   c.mlp.d_ff = 24;
   c.mixer.kind = "titans";
   auto& o = c.mixer.get<ember::TitansConfig>();
   o.memory_expansion = expansion, o.persistent_tokens = persistent, o.conv_kernel = conv, o.chunk_size = 4;
+  o.memory = form;
   return c;
+}
+
+}  // namespace
+
+namespace {
+
+// Central differences of a Titans mixer's outer gradients on x [2, 7, 16] (fp64), with theta_bias 1
+// so that the memory learns visibly.
+void expect_outer_gradients_match(ember::ModelConfig cfg, const std::vector<std::string>& names) {
+  cfg.mixer.get<ember::TitansConfig>().theta_bias = 1.0;
+  ember::Titans mixer(ember::mixer_context(cfg, 0), cfg.mixer.get<ember::TitansConfig>());
+  mixer.to(torch::kDouble);
+  ember::Rope rope(16 / 2, 32, 10000.0);
+  auto x = torch::randn({2, 7, 16}, ember::testing::kF64), weights = torch::randn({2, 7, 16}, ember::testing::kF64);
+  auto loss_of = [&] { return (mixer.forward(x, rope) * weights).sum(); };
+  ember::testing::expect_gradients_match_central_differences(mixer, loss_of, names);
 }
 
 }  // namespace
 
 TEST(Titans, OuterGradientsEqualCentralDifferences) {
   torch::manual_seed(7);
-  auto cfg = titans_model(2, 2, 3);
-  cfg.mixer.get<ember::TitansConfig>().theta_bias = 1.0;  // a memory that learns visibly
-  ember::Titans mixer(ember::mixer_context(cfg, 0), cfg.mixer.get<ember::TitansConfig>());
-  mixer.to(torch::kDouble);
-  ember::Rope rope(16 / 2, 32, 10000.0);
-  auto x = torch::randn({2, 7, 16}, ember::testing::kF64), weights = torch::randn({2, 7, 16}, ember::testing::kF64);
-  auto loss_of = [&] { return (mixer.forward(x, rope) * weights).sum(); };
-  ember::testing::expect_gradients_match_central_differences(
-      mixer, loss_of, {"wq", "wk", "wv", "wk_taps", "w_gates", "b_gates", "w1", "w2", "persistent", "wg"});
+  expect_outer_gradients_match(titans_model(2, 2, 3), {"wq", "wk", "wv", "wk_taps", "w_gates", "b_gates", "w1", "w2",
+                                                      "persistent", "wg"});
+}
+
+TEST(Titans, LinearMemoryOuterGradientsEqualCentralDifferences) {
+  torch::manual_seed(17);
+  expect_outer_gradients_match(titans_model(2, 2, 3, ember::MemoryForm::linear), {"wk", "wv", "b_gates", "w1", "wg"});
 }
 
 TEST(Titans, ParameterCountEqualsTheClosedForm) {
@@ -179,13 +244,16 @@ TEST(Titans, ParameterCountEqualsTheClosedForm) {
                           + np * d + dh;                 // persistent tokens, the output norm's gain
     const int64_t block = mixer + 3 * d * d_ff + 2 * d;
     EXPECT_EQ(m.num_parameters(), V * d + L * block + d) << expansion << " " << np;  // tied table, final norm
+    ember::LanguageModel linear(titans_model(expansion, np, conv, ember::MemoryForm::linear));
+    const int64_t w_mlp = 2 * h * dh * expansion * dh, w_linear = h * dh * dh;  // W_0 [d_h, d_h] per head
+    EXPECT_EQ(linear.num_parameters(), V * d + L * (block - w_mlp + w_linear) + d) << expansion << " linear";
   }
 }
 
 TEST(Titans, DecodingInPiecesEqualsTheForwardForEveryRetrieval) {
   for (Retrieval r : {Retrieval::after, Retrieval::before, Retrieval::chunk}) {
     torch::manual_seed(8);
-    auto cfg = titans_model(2, 3, 4);
+    auto cfg = titans_model(2, 3, 4, r == Retrieval::before ? ember::MemoryForm::linear : ember::MemoryForm::mlp);
     cfg.mixer.get<ember::TitansConfig>().chunk_size = 3;  // 3 persistent + 11 tokens: boundaries everywhere
     cfg.mixer.get<ember::TitansConfig>().retrieval = r;
     ember::LanguageModel m(cfg);

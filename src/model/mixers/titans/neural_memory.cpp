@@ -121,9 +121,32 @@ at::Tensor normalized_step_divisor(const at::Tensor& k, const at::Tensor& ak, co
   return (2.0 / d) * (ak.pow(2).sum(-1, true) + w1_block);
 }
 
+bool linear(const MemoryState& st) { return st.w2.size(-2) == 0; }
+
+// memory_chunk for a linear memory M(z) = [z +] z W (W in w1, S in s1): each token's gradient is
+// k^T g, so ||J||_F^2 / d_h = |k|^2 and ||u|| = |k| |g|; the retrieval is Q W terms minus
+// (Kc * theta * Q K^T) G, and the updates are those of W2 with K for Ak.
+at::Tensor linear_memory_chunk(MemoryState& st, const ChunkPlan& c, const MemoryRule& rule) {
+  const double two_over_d = 2.0 / static_cast<double>(c.k.size(-1));
+  auto g = at::baddbmm(c.kv, c.k, st.w1, 1.0, two_over_d);  // dloss/dM(k) = (2 / d_h)([k +] k W - v)
+  const auto k_sq = c.k.pow(2).sum(-1, true);
+  if (rule.step == InnerStep::normalized) g = g / (two_over_d * k_sq);  // u / ((2 / d_h) |k|^2)
+  if (rule.grad_clip > 0) g = g * inner_clip_factor(k_sq * g.pow(2).sum(-1, true), rule.grad_clip);
+  at::Tensor y, skip = rule.residual ? c.q : at::zeros_like(c.q);
+  if (rule.retrieval == Retrieval::chunk) {
+    y = at::baddbmm(skip, c.q, st.w1);  // M_{chunk start}(q)
+  } else {  // Y = [Q +] diag(A) Q W + diag(Bv) Q S - (Kc * theta * Q K^T) G
+    y = at::baddbmm(at::baddbmm(at::baddbmm(skip, c.qa, st.w1), c.qb, st.s1), c.mq, g, 1.0, -1.0);
+  }
+  st = {at::baddbmm(at::addcmul(c.a_n * st.w1, c.bv_n, st.s1), c.k_kc, g, 1.0, -1.0), st.w2,
+        at::baddbmm(c.p_n * st.s1, c.k_e, g, 1.0, -1.0), st.s2};
+  return y;
+}
+
 // One chunk of n tokens from the chunk-start state (docs/mixers.md, Titans steps 1-4); tensors
 // [BH, n, ...] and the state's [BH, d_h, m] / [BH, m, d_h].
 at::Tensor memory_chunk(MemoryState& st, const ChunkPlan& c, const MemoryRule& rule) {
+  if (linear(st)) return linear_memory_chunk(st, c, rule);
   const double two_over_d = 2.0 / static_cast<double>(c.k.size(-1));
   // 1. Keys through the chunk-start weights; per-token gradients are (k^T Dh, Ak^T G), never formed.
   auto hk = at::bmm(c.k, st.w1);
@@ -172,13 +195,17 @@ MemoryInputs MemoryInputs::then(const MemoryInputs& next) const {
 }
 
 at::Tensor memory_read(const at::Tensor& w1, const at::Tensor& w2, const at::Tensor& z, bool residual) {
-  auto mlp = at::matmul(at::silu(at::matmul(z, w1)), w2);
-  return residual ? z + mlp : mlp;  // M(z) = z + SiLU(z W1) W2, or SiLU(z W1) W2
+  auto mlp = w2.size(-2) == 0 ? at::matmul(z, w1) : at::matmul(at::silu(at::matmul(z, w1)), w2);
+  return residual ? z + mlp : mlp;  // M(z) = z + SiLU(z W1) W2, or SiLU(z W1) W2 (linear: z W1)
 }
 
 std::pair<at::Tensor, at::Tensor> memory_gradient(const at::Tensor& w1, const at::Tensor& w2, const at::Tensor& k,
                                                   const at::Tensor& v, bool residual) {
   auto kr = k.unsqueeze(-2);  // [B, H, 1, d_h]
+  if (w2.size(-2) == 0) {      // linear: grad_W = k^T (2 / d_h)(M(k) - v)
+    auto g = (2.0 / static_cast<double>(k.size(-1))) * (memory_read(w1, w2, kr, residual) - v.unsqueeze(-2));
+    return {at::matmul(transposed(kr), g), at::zeros_like(w2)};
+  }
   auto h = at::matmul(kr, w1);
   auto act = at::silu(h);
   auto g = (2.0 / static_cast<double>(k.size(-1))) * (memory_read(w1, w2, kr, residual) - v.unsqueeze(-2));

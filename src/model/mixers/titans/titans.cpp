@@ -14,6 +14,7 @@ namespace ember {
 void TitansConfig::fields(FieldVisitor& v) {
   v.field("chunk_size", chunk_size, Bound::positive());
   v.choice("retrieval", retrieval);
+  v.choice("memory", memory);
   v.field("memory_expansion", memory_expansion, Bound::positive());
   v.field("memory_residual", memory_residual);
   v.field("theta_max", theta_max, Bound::non_negative());
@@ -43,9 +44,13 @@ Titans::Titans(const MixerContext& ctx, const TitansConfig& cfg)
     at::NoGradGuard no_grad;
     b_gates_[0].fill_(cfg.theta_bias), b_gates_[1].fill_(cfg.eta_bias), b_gates_[2].fill_(cfg.alpha_bias);
   }
-  const double xavier = std::sqrt(2.0 / static_cast<double>(head_dim_ + m));  // Glorot-normal std
-  w1_ = register_parameter("w1", normal_parameter({n_heads_, head_dim_, m}, xavier));
-  w2_ = register_parameter("w2", normal_parameter({n_heads_, m, head_dim_}, xavier));
+  if (cfg.memory == MemoryForm::linear) {  // W_0 [d_h, d_h], Glorot-normal
+    w1_ = register_parameter("w1", normal_parameter({n_heads_, head_dim_, head_dim_}, std::sqrt(1.0 / head_dim_)));
+  } else {
+    const double xavier = std::sqrt(2.0 / static_cast<double>(head_dim_ + m));  // Glorot-normal std
+    w1_ = register_parameter("w1", normal_parameter({n_heads_, head_dim_, m}, xavier));
+    w2_ = register_parameter("w2", normal_parameter({n_heads_, m, head_dim_}, xavier));
+  }
   // Joined to the RMS-normalised stream, so drawn at its scale (rms 1).
   if (cfg.persistent_tokens > 0)
     persistent_ = register_parameter("persistent", normal_parameter({cfg.persistent_tokens, d}, 1.0));
@@ -86,7 +91,9 @@ MemoryInputs Titans::memory_inputs(const at::Tensor& x, std::vector<at::Tensor>*
 }
 
 MemoryState Titans::initial_state(int64_t batch) const {
-  auto w1 = w1_.unsqueeze(0).expand({batch, -1, -1, -1}), w2 = w2_.unsqueeze(0).expand({batch, -1, -1, -1});
+  auto w1 = w1_.unsqueeze(0).expand({batch, -1, -1, -1});
+  auto w2 = w2_.defined() ? w2_.unsqueeze(0).expand({batch, -1, -1, -1})
+                          : at::zeros({batch, n_heads_, 0, head_dim_}, w1_.options());  // linear: empty
   return {w1, w2, at::zeros_like(w1), at::zeros_like(w2)};
 }
 
@@ -201,10 +208,13 @@ int64_t Titans::extra_flops_per_token(int64_t seq_len) const {
   // Per head and token: keys through W1, W2 and the gradient back through W2 (6 d_h m); the query
   // through W1, S1, W2, S2 (8 d_h m); the four end-of-chunk updates (8 d_h m); the C x C masked
   // products (4 C (d_h + m)) and their coefficients (2 C^2).
-  const int64_t memory = n_heads_ * (22 * dh * m + 4 * C * (dh + m) + 2 * C * C);
+  // Linear: k W, q W, q S and the two updates (10 d_h^2), the C x C products (4 C d_h).
+  const int64_t memory = w2_.defined() ? n_heads_ * (22 * dh * m + 4 * C * (dh + m) + 2 * C * C)
+                                       : n_heads_ * (10 * dh * dh + 4 * C * dh + 2 * C * C);
   // The block counts 2 FLOPs per element of every >= 2-D parameter; W1_0, W2_0 and the persistent
   // tokens are not multiplied per token that way (their use is counted above).
-  const int64_t not_matmuls = w1_.numel() + w2_.numel() + (persistent_.defined() ? persistent_.numel() : 0);
+  const int64_t not_matmuls = w1_.numel() + (w2_.defined() ? w2_.numel() : 0) +
+                              (persistent_.defined() ? persistent_.numel() : 0);
   // mag: QK^T and PV over the window and the persistent keys, forward, per query token.
   const int64_t seen = std::min(cfg_.window, std::max<int64_t>(seq_len, 1)) + cfg_.persistent_tokens;
   const int64_t attention = cfg_.variant == TitansVariant::mag ? 4 * n_heads_ * head_dim_ * seen : 0;
@@ -213,7 +223,8 @@ int64_t Titans::extra_flops_per_token(int64_t seq_len) const {
 
 double Titans::activation_bytes_per_token(int64_t elem) const {
   const double hd = static_cast<double>(n_heads_ * head_dim_), h = static_cast<double>(n_heads_);
-  const double m = static_cast<double>(w1_.size(2)), C = static_cast<double>(cfg_.chunk_size);
+  const double m = w2_.defined() ? static_cast<double>(w1_.size(2)) : 0.0;  // linear: no hidden layer
+  const double C = static_cast<double>(cfg_.chunk_size);
   // q, k, v: projection, convolution and SiLU each (9), and the gate, norm input, norm output and
   // merged heads of the output (4) at `elem` bytes; the memory runs in fp32: normalised q, k,
   // G, theta G (4 d_h), Hk, Ak, Dh, theta Dh, Hq, Aq (6 m) and the C x C products (4 C) per head.

@@ -1,5 +1,6 @@
 // The neural long-term memory of Titans (Behrouz, Zhong & Mirrokni, arXiv 2501.00663; docs/mixers.md,
-// "Titans"): per head a residual MLP M(z) = z + SiLU(z W1) W2 whose weights are trained inside the
+// "Titans"): per head a residual MLP M(z) = z + SiLU(z W1) W2 (or a linear M(z) = z + z W; either
+// without the residual on request) whose weights are trained inside the
 // forward pass on the associative loss ||M(k_t) - v_t||^2 / d_h (Eq. 12; the mean over features,
 // as lucidrains/titans-pytorch: the paper's constant is absorbed into theta) with momentum and forgetting,
 //   S_t = eta_t S_{t-1} - theta_t grad loss_t(M_{t'}),   M_t = (1 - alpha_t) M_{t-1} + S_t   (Eq. 13-14)
@@ -45,7 +46,8 @@ struct MemoryRule {
 };
 
 // Fast weights of a batch of sequences, per head: W1 [B, H, d_h, m], W2 [B, H, m, d_h] and their
-// momenta S1, S2 (same shapes).
+// momenta S1, S2 (same shapes). A linear memory (L_M = 1), M(z) = [z +] z W, keeps W [B, H, d_h, d_h]
+// in W1 and S1, with W2 and S2 empty ([B, H, 0, d_h]); every function here takes either.
 struct MemoryState {
   at::Tensor w1, w2, s1, s2;
 };
@@ -58,7 +60,8 @@ struct MemoryInputs {
   MemoryInputs then(const MemoryInputs& next) const;  // the tokens of both, this first
 };
 
-// M(z) = z + SiLU(z W1) W2 for z [B, H, n, d_h]; without the residual, M(z) = SiLU(z W1) W2.
+// M(z) = z + SiLU(z W1) W2 for z [B, H, n, d_h]; without the residual, M(z) = SiLU(z W1) W2; a
+// linear memory (empty W2): [z +] z W1.
 at::Tensor memory_read(const at::Tensor& w1, const at::Tensor& w2, const at::Tensor& z, bool residual = true);
 
 // grad of ||M(k) - v||^2 / d_h w.r.t. W1 and W2 for one token per (batch, head): k, v [B, H, d_h] ->

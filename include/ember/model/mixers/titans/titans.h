@@ -23,12 +23,20 @@ inline std::span<const EnumName<TitansVariant>> enum_names(TitansVariant) {
   return names;
 }
 
+// The memory's form: the 2-layer MLP of TNT / Nested Learning, or linear (the paper's L_M = 1).
+enum class MemoryForm { mlp, linear };
+inline std::span<const EnumName<MemoryForm>> enum_names(MemoryForm) {
+  static constexpr EnumName<MemoryForm> names[] = {{MemoryForm::mlp, "mlp"}, {MemoryForm::linear, "linear"}};
+  return names;
+}
+
 // model.mixer.titans.*
 struct TitansConfig {
   static constexpr const char* kKind = "titans";
   int64_t chunk_size = 16;  // C: gradients within a chunk at the chunk-start weights (TNT: 16-64)
   Retrieval retrieval = Retrieval::after;
-  int64_t memory_expansion = 4;  // m = expansion * d_h, the memory MLP's hidden width
+  MemoryForm memory = MemoryForm::mlp;  // linear: M(z) = [z +] z W, W [d_h, d_h]
+  int64_t memory_expansion = 4;         // m = expansion * d_h, the memory MLP's hidden width
   bool memory_residual = true;   // M(z) = z + SiLU(z W1) W2; false: SiLU(z W1) W2
   double theta_max = 0.1;        // the largest inner learning rate
   double theta_bias = 0.0;       // initial gate biases: theta = theta_max / 2,
