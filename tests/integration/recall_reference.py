@@ -6,8 +6,9 @@ configs/recall.yaml's budget, and how that depends on the scale the projections 
 Mixer per layer: q, k, v = SiLU(causal depthwise conv_4(x W_{q,k,v})), q and k l2-normalised,
 beta = sigmoid(x w_beta); S_t = S_{t-1} + beta_t k_t (v_t - S_{t-1}^T k_t)^T (delta rule, S_0 = 0),
 o_t = S_t^T q_t; out = W_o(RMSNorm(o) * SiLU(x W_g)). Blocks are pre-norm with a SwiGLU MLP of
-width 2d, the embedding tied. AdamW (0.9, 0.95, wd 0.1), warm-up 20 steps, cosine to lr/10,
-gradient norm clipped to 1, micro-batch 32: configs/recall.yaml's optimiser.
+width 2d, the embedding tied. AdamW (0.9, 0.95, wd 0.1 on every parameter, where ember exempts
+some), warm-up 20 steps, cosine to lr/10, gradient norm clipped to 1, micro-batch 32, batches drawn
+with replacement: configs/recall.yaml's schedule, not its exact optimiser or data order.
 
   python tests/integration/recall_reference.py DATA_DIR [--d 128] [--std 0.02] [--qkv-std 0.072]
 
@@ -43,12 +44,29 @@ def parse_args():
     return p.parse_args()
 
 
+def read_shard(path):
+    header = np.fromfile(path, dtype=np.int32, count=256)
+    if len(header) < 256 or header[0] != 20240520:
+        raise SystemExit(f"{path}: not an llm.c uint16 shard (magic 20240520)")
+    tokens = np.fromfile(path, dtype=np.uint16, offset=1024)
+    if len(tokens) != header[2] or len(tokens) % SEQ:
+        raise SystemExit(f"{path}: {len(tokens)} tokens, header says {header[2]}; expected whole {SEQ}-token sequences")
+    return tokens
+
+
 def load_sequences(data):
     shards = sorted(glob.glob(f"{data}/train_*.bin"))
     if not shards:
         raise SystemExit(f"no train_*.bin in {data}")
-    tokens = np.concatenate([np.fromfile(s, dtype=np.uint16, offset=1024) for s in shards])
+    tokens = np.concatenate([read_shard(s) for s in shards])
     return torch.from_numpy(tokens.astype(np.int64).reshape(-1, SEQ))
+
+
+def load_task(data):
+    try:
+        return [json.loads(line) for line in open(f"{data}/recall_task.jsonl")]
+    except (OSError, json.JSONDecodeError) as e:
+        raise SystemExit(f"{data}/recall_task.jsonl: {e}")
 
 
 class RMSNorm(nn.Module):
@@ -145,7 +163,7 @@ def main():
     torch.manual_seed(a.seed)
     torch.set_num_threads(1)
     sequences = load_sequences(a.data)
-    task = [json.loads(line) for line in open(f"{a.data}/recall_task.jsonl")]
+    task = load_task(a.data)
     model = LM(a.d)
     initialise(model, a.std, a.qkv_std)
     opt = torch.optim.AdamW(model.parameters(), lr=a.lr, betas=(0.9, 0.95), weight_decay=0.1)
