@@ -3,15 +3,34 @@
 #include <torch/autograd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
 
 #include "ember/model/autocast.h"
+#include "kernels/xent.h"
 
 namespace ember {
 namespace {
 
+std::atomic<bool>& fused_switch() {  // EMBER_FUSED_LOSS=0 turns the fused rows off (A/B runs)
+  static std::atomic<bool> on{[] {
+    const char* v = std::getenv("EMBER_FUSED_LOSS");
+    return !(v && std::strcmp(v, "0") == 0);
+  }()};
+  return on;
+}
+
 struct Pass {
   at::Tensor loss_sum;        // sum over rows of CE, in the accumulation dtype
-  at::Tensor grad_h, grad_w;  // d(mean CE)/dh [N, D] and /dW [V, D]; undefined without gradients
+  at::Tensor grad_h, grad_w;  // d(f mean CE)/dh [N, D] and /dW [V, D]; undefined without gradients
+};
+
+struct Chunked {  // what every chunk shares
+  at::ScalarType mm, acc;
+  double scale, factor;  // s of CE(s h W^T, y); f: the caller's loss scale, folded into the gradients
+  int64_t N;
+  bool grads, grad_weight, fused;
 };
 
 at::ScalarType matmul_dtype(const at::Tensor& h, const at::Tensor& w) {
@@ -19,82 +38,133 @@ at::ScalarType matmul_dtype(const at::Tensor& h, const at::Tensor& w) {
   return at::promote_types(h.scalar_type(), w.scalar_type());
 }
 
-// One pass over chunks of rows: z = s h W^T, CE_i = logsumexp(z_i) - z_{i, y_i}; with gradients,
-// dCE/dz = softmax(z) - onehot(y), scaled by s / N and folded into h and W at once.
-Pass chunked_pass(const at::Tensor& h, const at::Tensor& w, const at::Tensor& y, double scale, int64_t rows, bool grads,
-                  at::Tensor* per_row = nullptr, bool grad_weight = true) {
-  const auto mm = matmul_dtype(h, w);
-  const auto acc = mm == at::kDouble ? at::kDouble : at::kFloat;
-  NoAutocastScope explicit_dtypes(h.device());
-  const auto wm = w.to(mm);
-  const int64_t N = h.size(0);
-  Pass p{at::zeros({}, h.options().dtype(acc)), {}, {}};
-  if (grads) {
-    // Zeros, not empty: its chunks are views handed to copy_, and a view of uninitialised memory
-    // can hold NaN bit patterns that the non-finite trace (model/nonfinite_trace.h) would report.
-    p.grad_h = at::zeros({N, h.size(1)}, h.options().dtype(mm));
-    if (grad_weight) p.grad_w = at::zeros(w.sizes(), w.options().dtype(acc));
+// acc (+)= z^T hc: one GEMM into the accumulator (beta 1, or 0 for the first chunk). bf16 products
+// go straight into the fp32 accumulator on a GPU; a CPU has no such GEMM and adds a bf16 product.
+void accumulate_weight_grad(at::Tensor& acc, const at::Tensor& z, const at::Tensor& hc, bool first) {
+  if (z.scalar_type() == acc.scalar_type()) {
+    if (first) at::mm_out(acc, z.t(), hc);
+    else acc.addmm_(z.t(), hc);
+  } else if (acc.is_cuda()) {
+    at::addmm_out(acc, acc, z.t(), hc, acc.scalar_type(), first ? 0.0 : 1.0);
+  } else if (first) {
+    acc.copy_(at::mm(z.t(), hc));
+  } else {
+    acc.add_(at::mm(z.t(), hc));
   }
-  for (int64_t start = 0; start < N; start += rows) {
-    const int64_t n = std::min(rows, N - start);
-    const auto hc = h.narrow(0, start, n).to(mm);
-    const auto yc = y.narrow(0, start, n).unsqueeze(1);
-    auto z = at::linear(hc, wm).to(acc);
-    if (scale != 1.0) z.mul_(scale);
-    auto log_p = at::log_softmax(z, -1);  // z - log sum_v exp z_v, stably, in one fused kernel
-    z.reset();
-    const auto ce = -log_p.gather(1, yc);  // CE = log sum exp z - z_y
+}
+
+// One chunk with ATen ops (EMBER_FUSED_LOSS=0, or logits the fused rows do not take): fp32 copy of
+// the logits, log_softmax, exp, scatter of -1, scale and cast back. Returns the gradient of the
+// logits (mm dtype; undefined without gradients) and the chunk's CE per row.
+std::pair<at::Tensor, at::Tensor> aten_chunk(at::Tensor z, const at::Tensor& yc, const Chunked& c) {
+  z = z.to(c.acc);
+  if (c.scale != 1.0) z.mul_(c.scale);
+  auto log_p = at::log_softmax(z, -1);  // z - log sum_v exp z_v, stably, in one fused kernel
+  z.reset();
+  auto ce = -log_p.gather(1, yc.unsqueeze(1)).squeeze(1);  // CE = log sum exp z - z_y
+  if (!c.grads) return {at::Tensor(), ce};
+  auto g = log_p.exp_();                                                    // softmax(z)
+  g.scatter_add_(1, yc.unsqueeze(1), at::full({g.size(0), 1}, -1.0, g.options()));  // - onehot(y)
+  return {g.mul_(c.scale * c.factor / static_cast<double>(c.N)).to(c.mm), ce};
+}
+
+// One pass over chunks of rows: z = h W^T, CE_i = logsumexp(s z_i) - s z_{i, y_i}; with gradients,
+// dCE/dz = (softmax(s z) - onehot(y)) s f / N, formed in place over z and folded into h and W at once.
+Pass chunked_pass(const at::Tensor& h, const at::Tensor& w, const at::Tensor& y, int64_t rows, const Chunked& c,
+                  at::Tensor* per_row = nullptr) {
+  NoAutocastScope explicit_dtypes(h.device());
+  const auto wm = w.to(c.mm);
+  Pass p{at::zeros({}, h.options().dtype(c.acc)), {}, {}};
+  if (c.grads) {
+    // Zeros, not empty: its chunks are views handed to mm_out, and a view of uninitialised memory
+    // can hold NaN bit patterns that the non-finite trace (model/nonfinite_trace.h) would report.
+    p.grad_h = at::zeros({c.N, h.size(1)}, h.options().dtype(c.mm));
+    if (c.grad_weight)  // written whole by the first chunk's GEMM (beta 0)
+      p.grad_w = c.N > 0 ? at::empty(w.sizes(), w.options().dtype(c.acc)) : at::zeros(w.sizes(), w.options().dtype(c.acc));
+  }
+  for (int64_t start = 0; start < c.N; start += rows) {
+    const int64_t n = std::min(rows, c.N - start);
+    const auto hc = h.narrow(0, start, n).to(c.mm);
+    const auto yc = y.narrow(0, start, n);
+    auto z = at::mm(hc, wm.t());  // [n, V] logits in the matmul dtype
+    at::Tensor ce;
+    if (c.fused) {
+      ce = xent::softmax_xent_rows_(z, yc, c.scale, c.factor / static_cast<double>(c.N), c.grads);
+    } else {
+      auto [g, chunk_ce] = aten_chunk(std::move(z), yc, c);
+      z = std::move(g), ce = std::move(chunk_ce);
+    }
     p.loss_sum += ce.sum();
-    if (per_row) per_row->narrow(0, start, n).copy_(ce.squeeze(1));
-    if (!grads) continue;
-    auto g = log_p.exp_();                                          // softmax(z)
-    g.scatter_add_(1, yc, at::full({n, 1}, -1.0, g.options()));     // - onehot(y)
-    const auto gm = g.mul_(scale / static_cast<double>(N)).to(mm);  // d(mean CE)/d(h W^T)
-    p.grad_h.narrow(0, start, n).copy_(at::matmul(gm, wm));
-    if (grad_weight) p.grad_w.add_(at::matmul(gm.t(), hc));
+    if (per_row) per_row->narrow(0, start, n).copy_(ce);
+    if (!c.grads) continue;
+    auto grad_rows = p.grad_h.narrow(0, start, n);
+    at::mm_out(grad_rows, z, wm);
+    if (c.grad_weight) accumulate_weight_grad(p.grad_w, z, hc, start == 0);
   }
   return p;
 }
 
-// The device's budget, split evenly over the rows (no thin last chunk).
-int64_t loss_chunk_rows(const at::Tensor& h, const at::Tensor& w) {
-  const int64_t most = cross_entropy_chunk_rows(w.size(0), cross_entropy_budget_bytes(h.is_cuda()));
+Chunked plan(const at::Tensor& h, const at::Tensor& w, double scale, double factor, bool grads, bool grad_weight) {
+  Chunked c;
+  c.mm = matmul_dtype(h, w);
+  c.acc = c.mm == at::kDouble ? at::kDouble : at::kFloat;
+  c.scale = scale, c.factor = factor, c.N = h.size(0);
+  c.grads = grads, c.grad_weight = grads && grad_weight;
+  c.fused = fused_loss_head() && xent::fused_supported(at::empty({0, w.size(0)}, h.options().dtype(c.mm)));
+  return c;
+}
+
+// The device's budget, split evenly over the rows (no thin last chunk). On a GPU the fused pass
+// keeps the logits in the matmul dtype (bf16: twice the rows in the same bytes, half the weight
+// gradient's accumulations); elsewhere the rows of fp32 logits, as the ATen pass makes (a CPU's bf16
+// weight-gradient product beside a larger chunk would raise the peak).
+int64_t loss_chunk_rows(const at::Tensor& h, const at::Tensor& w, const Chunked& c, int64_t asked) {
+  if (asked > 0) return asked;
+  const int64_t bytes = c.fused && h.is_cuda() ? static_cast<int64_t>(c10::elementSize(c.mm)) : 4;
+  const int64_t most = cross_entropy_chunk_rows(w.size(0), cross_entropy_budget_bytes(h.is_cuda()), bytes);
   return balanced_chunk_rows(h.size(0), most);
 }
 
 struct LinearCrossEntropy : torch::autograd::Function<LinearCrossEntropy> {
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& h, const at::Tensor& w,
-                            const at::Tensor& y, double scale, int64_t rows) {
+                            const at::Tensor& y, double scale, int64_t rows, double factor, bool root) {
     // A frozen head (e.g. the teach signal of model/lm.h, which wants dL/dh only) skips dL/dW.
-    Pass p = chunked_pass(h, w, y, scale, rows, true, nullptr, ctx->needs_input_grad(1));
+    const auto c = plan(h, w, scale, factor, true, ctx->needs_input_grad(1));
+    Pass p = chunked_pass(h, w, y, loss_chunk_rows(h, w, c, rows), c);
     ctx->save_for_backward({p.grad_h.to(h.scalar_type()), p.grad_w.defined() ? p.grad_w.to(w.scalar_type()) : at::Tensor()});
-    return p.loss_sum / static_cast<double>(h.size(0));
+    ctx->saved_data["root"] = root;
+    return p.loss_sum * (factor / static_cast<double>(h.size(0)));
   }
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grad_out) {
     const auto saved = ctx->get_saved_variables();
+    if (ctx->saved_data["root"].toBool()) return {saved[0], saved[1], {}, {}, {}, {}, {}};  // gradient 1: as formed
     const auto& g = grad_out[0];  // a scalar: the chain rule only scales the stored gradients
     return {saved[0] * g.to(saved[0].scalar_type()),
-            saved[1].defined() ? saved[1] * g.to(saved[1].scalar_type()) : at::Tensor(), {}, {}, {}};
+            saved[1].defined() ? saved[1] * g.to(saved[1].scalar_type()) : at::Tensor(), {}, {}, {}, {}, {}};
   }
 };
 
 }  // namespace
 
+bool fused_loss_head() { return fused_switch().load(); }
+
+bool set_fused_loss_head(bool on) { return fused_switch().exchange(on); }
+
 at::Tensor linear_cross_entropy_per_row(const at::Tensor& hidden, const at::Tensor& weight, const at::Tensor& targets,
                                         double scale, int64_t chunk_rows) {
   at::NoGradGuard no_grad;
-  const int64_t rows = chunk_rows > 0 ? chunk_rows : loss_chunk_rows(hidden, weight);
-  const auto acc = matmul_dtype(hidden, weight) == at::kDouble ? at::kDouble : at::kFloat;
-  auto out = at::zeros({hidden.size(0)}, hidden.options().dtype(acc));  // zeros: see chunked_pass
-  chunked_pass(hidden, weight, targets, scale, rows, false, &out);
+  const auto c = plan(hidden, weight, scale, 1.0, false, false);
+  const int64_t rows = loss_chunk_rows(hidden, weight, c, chunk_rows);
+  auto out = at::zeros({hidden.size(0)}, hidden.options().dtype(c.acc));  // zeros: see chunked_pass
+  chunked_pass(hidden, weight, targets, rows, c, &out);
   return out;
 }
 
 int64_t cross_entropy_budget_bytes(bool gpu) { return gpu ? int64_t{4} << 30 : int64_t{256} << 20; }
 
-int64_t cross_entropy_chunk_rows(int64_t vocab, int64_t budget_bytes) {
-  return std::max<int64_t>(1, budget_bytes / (4 * std::max<int64_t>(vocab, 1)));
+int64_t cross_entropy_chunk_rows(int64_t vocab, int64_t budget_bytes, int64_t bytes_per_logit) {
+  return std::max<int64_t>(1, budget_bytes / (std::max<int64_t>(bytes_per_logit, 1) * std::max<int64_t>(vocab, 1)));
 }
 
 int64_t balanced_chunk_rows(int64_t rows, int64_t max_rows) {
@@ -105,19 +175,21 @@ int64_t balanced_chunk_rows(int64_t rows, int64_t max_rows) {
 LinearCrossEntropyParts linear_cross_entropy_parts(const at::Tensor& hidden, const at::Tensor& weight,
                                                    const at::Tensor& targets, double scale, int64_t chunk_rows) {
   at::NoGradGuard no_graph;
-  const int64_t rows = chunk_rows > 0 ? chunk_rows : loss_chunk_rows(hidden, weight);
-  Pass p = chunked_pass(hidden, weight, targets, scale, rows, true);
+  const auto c = plan(hidden, weight, scale, 1.0, true, true);
+  Pass p = chunked_pass(hidden, weight, targets, loss_chunk_rows(hidden, weight, c, chunk_rows), c);
   return {p.loss_sum / static_cast<double>(hidden.size(0)), p.grad_h.to(hidden.scalar_type()),
           p.grad_w.to(weight.scalar_type())};
 }
 
 at::Tensor linear_cross_entropy(const at::Tensor& hidden, const at::Tensor& weight, const at::Tensor& targets,
-                                double scale, int64_t chunk_rows) {
-  const int64_t rows = chunk_rows > 0 ? chunk_rows : loss_chunk_rows(hidden, weight);
+                                double scale, int64_t chunk_rows, const LossGradient& gradient) {
   const bool grads = at::GradMode::is_enabled() && (hidden.requires_grad() || weight.requires_grad());
-  if (!grads)
-    return chunked_pass(hidden, weight, targets, scale, rows, false).loss_sum / static_cast<double>(hidden.size(0));
-  return LinearCrossEntropy::apply(hidden, weight, targets, scale, rows);
+  if (!grads) {
+    const auto c = plan(hidden, weight, scale, 1.0, false, false);
+    return chunked_pass(hidden, weight, targets, loss_chunk_rows(hidden, weight, c, chunk_rows), c).loss_sum *
+           (gradient.factor / static_cast<double>(hidden.size(0)));
+  }
+  return LinearCrossEntropy::apply(hidden, weight, targets, scale, chunk_rows, gradient.factor, gradient.root);
 }
 
 }  // namespace ember

@@ -1,5 +1,6 @@
 #include "ember/model/lm.h"
 
+#include <ATen/record_function.h>
 #include <torch/csrc/autograd/autograd.h>
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include "ember/model/init.h"
 #include "ember/model/linear_cross_entropy.h"
 #include "ember/model/nonfinite_trace.h"
+#include "ember/util/profile_scopes.h"
 
 namespace ember {
 
@@ -154,10 +156,18 @@ at::Tensor LanguageModel::token_losses(const at::Tensor& ids, const at::Tensor& 
 }
 
 at::Tensor LanguageModel::loss(const at::Tensor& ids, const at::Tensor& targets) {
-  auto h = hidden(ids);
+  return head_loss(hidden(ids), targets, {});
+}
+
+at::Tensor LanguageModel::training_loss(const at::Tensor& ids, const at::Tensor& targets, double loss_scale) {
+  return head_loss(hidden(ids), targets, {loss_scale, true});
+}
+
+at::Tensor LanguageModel::head_loss(const at::Tensor& h, const at::Tensor& targets, const LossGradient& gradient) {
   TraceScope scope("head and loss");
+  RECORD_USER_SCOPE(kLossHeadScope);  // ember train --profile: the loss head's own category
   return linear_cross_entropy(h.reshape({-1, h.size(-1)}), head_weight(), targets.reshape({-1}),
-                              cfg_.embedding.output_scale, loss_chunk_rows_);
+                              cfg_.embedding.output_scale, loss_chunk_rows_, gradient);
 }
 
 int64_t LanguageModel::num_parameters() const {

@@ -53,8 +53,11 @@ bool checked(const Frame& op) {
   return true;
 }
 
+// Profiler annotations (RECORD_USER_SCOPE, util/profile_scopes.h) are neither ops nor model scopes.
+bool annotation(const at::RecordFunction& fn) { return fn.scope() == at::RecordScope::USER_SCOPE; }
+
 std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction& fn) {
-  if (t_checking) return nullptr;
+  if (t_checking || annotation(fn)) return nullptr;
   Frame frame{fn.name(), {}};
   const bool nested = !t_frames.empty() && is_op(t_frames.back().name);
   if (!nested && !found_already())
@@ -82,7 +85,7 @@ void check_outputs(const at::RecordFunction& fn, const Frame& op) {
 }
 
 void on_exit(const at::RecordFunction& fn, at::ObserverContext*) {
-  if (t_checking || t_frames.empty()) return;
+  if (t_checking || t_frames.empty() || annotation(fn)) return;
   const Frame op = std::move(t_frames.back());
   t_frames.pop_back();
   if (!checked(op) || found_already()) return;

@@ -50,10 +50,21 @@ MemoryEstimate estimate_training_memory(const ModelConfig& cfg, const MemoryOpti
   m.activations_per_block_token = blocks.empty() ? 0 : all / static_cast<double>(blocks.size());
   m.activations = tokens * (kept + 8 * d);  // + the final RMSNorm's input and output
   const double V = static_cast<double>(cfg.vocab_size);
-  const int64_t most = cross_entropy_chunk_rows(cfg.vocab_size, cross_entropy_budget_bytes(o.gpu));
+  const bool fused = fused_loss_head();
+  // a chunk's rows (model/linear_cross_entropy.h): of logits in the matmul dtype with the fused pass on
+  // a GPU, of fp32 logits otherwise
+  const int64_t bytes = fused && o.gpu ? static_cast<int64_t>(elem) : 4;
+  const int64_t most = cross_entropy_chunk_rows(cfg.vocab_size, cross_entropy_budget_bytes(o.gpu), bytes);
   const double chunk = static_cast<double>(balanced_chunk_rows(o.micro_batch * o.seq_len, most));
-  // dL/dh, dL/dW, and one chunk's logits with their softmax and low-precision copy
-  m.loss = tokens * d * elem + 4 * V * d + chunk * V * (8 + elem);
+  if (fused) {
+    // dL/dh in the matmul dtype and in fp32, dL/dW in fp32, one chunk of logits turned into their
+    // gradient in place, and on a CPU in bf16 the weight-gradient product before it is added to fp32
+    const double cpu_bf16_product = !o.gpu && elem != 4 ? V * d * elem : 0;
+    m.loss = tokens * d * (elem + (elem != 4 ? 4 : 0)) + 4 * V * d + chunk * V * elem + cpu_bf16_product;
+  } else {
+    // dL/dh, dL/dW, and one chunk's logits with their softmax and low-precision copy (EMBER_FUSED_LOSS=0)
+    m.loss = tokens * d * elem + 4 * V * d + chunk * V * (8 + elem);
+  }
   return m;
 }
 

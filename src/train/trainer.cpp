@@ -202,7 +202,7 @@ bool Trainer::train_step() {
     {  // the forward under autocast, backward after it (as PyTorch recommends: backward ops run in
        // the dtypes their forward chose)
       AutocastScope autocast(device_, cfg_.train.precision == Precision::bf16);
-      loss = model_->loss(batch.narrow(1, 0, T), batch.narrow(1, 1, T)) / static_cast<double>(accum);
+      loss = model_->training_loss(batch.narrow(1, 0, T), batch.narrow(1, 1, T), 1.0 / static_cast<double>(accum));
     }
     if (reducer_) reducer_->begin_micro_step(micro == accum - 1);  // communicate on the last only
     loss.backward();

@@ -4,6 +4,7 @@
 
 #include "ember/model/lm.h"
 #include "ember/model/mixers/attention.h"
+#include "ember/model/linear_cross_entropy.h"
 #include "ember/train/memory_estimate.h"
 
 namespace {
@@ -32,7 +33,7 @@ TEST(MemoryEstimate, MatchesTheClosedFormOfWhatEachPartKeeps) {
   const double block32 = 2 * 8 * d + (5 * 4 * d + 4 * H) + 4 * 4 * f;
   EXPECT_DOUBLE_EQ(m.activations_per_block_token, block32);
   EXPECT_DOUBLE_EQ(m.activations, N * (L * block32 + block32 + 8 * d));  // + one block in flight
-  EXPECT_DOUBLE_EQ(m.loss, N * d * 4 + 4 * V * d + N * V * 12);
+  EXPECT_DOUBLE_EQ(m.loss, N * d * 4 + 4 * V * d + N * V * 4);  // fused: one chunk of fp32 logits
   o.precision = ember::Precision::bf16;
   auto b = ember::estimate_training_memory(c, o);
   const double block16 = 2 * (8 * d + 2 * d) + (5 * 2 * d + 4 * H) + 4 * 2 * f;
@@ -69,7 +70,18 @@ TEST(MemoryEstimate, TheLossChunkFollowsTheDevicesBudget) {
   ember::MemoryOptions o;
   o.micro_batch = 8, o.seq_len = 2048;  // 16384 rows: 50 chunks of 328 on a CPU, 4 of 4096 on a GPU
   const double N = 16384, d = 64, V = 200376;
-  EXPECT_DOUBLE_EQ(ember::estimate_training_memory(c, o).loss, N * d * 4 + 4 * V * d + 328 * V * 12);
-  o.gpu = true;
+  // The fused pass: one chunk of logits in the matmul dtype, turned into their gradient in place.
+  EXPECT_DOUBLE_EQ(ember::estimate_training_memory(c, o).loss, N * d * 4 + 4 * V * d + 328 * V * 4);
+  o.precision = ember::Precision::bf16;  // bf16 logits in chunks of 328 rows, and the bf16 product
+  EXPECT_DOUBLE_EQ(ember::estimate_training_memory(c, o).loss, N * d * 6 + 4 * V * d + 328 * V * 2 + V * d * 2);
+  o.gpu = true;  // 10716 rows per 4 GiB: 2 chunks of 8192, the bf16 product straight into fp32
+  EXPECT_DOUBLE_EQ(ember::estimate_training_memory(c, o).loss, N * d * 6 + 4 * V * d + 8192 * V * 2);
+  o.precision = ember::Precision::fp32;
+  EXPECT_DOUBLE_EQ(ember::estimate_training_memory(c, o).loss, N * d * 4 + 4 * V * d + 4096 * V * 4);
+  // The ATen pass (EMBER_FUSED_LOSS=0): fp32 logits, their softmax and the low-precision copy.
+  const bool was = ember::set_fused_loss_head(false);
   EXPECT_DOUBLE_EQ(ember::estimate_training_memory(c, o).loss, N * d * 4 + 4 * V * d + 4096 * V * 12);
+  o.gpu = false;
+  EXPECT_DOUBLE_EQ(ember::estimate_training_memory(c, o).loss, N * d * 4 + 4 * V * d + 328 * V * 12);
+  ember::set_fused_loss_head(was);
 }

@@ -4,6 +4,12 @@
 // chunk of logits exists at a time and backward only scales the two stored gradients by the
 // incoming one. Matmuls run in the autocast dtype when autocast is on (bf16), softmax and
 // log-sum-exp in fp32 (fp64 for fp64 inputs). Without a graph (evaluation) only the loss is formed.
+//
+// Each chunk of logits stays in the matmul dtype: one fused pass (kernels/xent.h) reads it for the
+// row's log-sum-exp and turns it into its gradient in place, the input gradient is one GEMM into
+// its rows and the weight gradient one GEMM accumulated into fp32 (beta 1). EMBER_FUSED_LOSS=0
+// (or set_fused_loss_head(false)) uses ATen ops for that pass instead: fp32 copy, log_softmax,
+// exp, scatter, scale, cast.
 #pragma once
 #include <ATen/ATen.h>
 
@@ -13,13 +19,14 @@ namespace ember {
 at::Tensor linear_cross_entropy_per_row(const at::Tensor& hidden, const at::Tensor& weight, const at::Tensor& targets,
                                         double scale = 1.0, int64_t chunk_rows = 0);
 
-// Bytes of fp32 logits one chunk may take: 256 MiB on a CPU (a chunk stays near the caches), 4 GiB on
+// Bytes of logits one chunk may take: 256 MiB on a CPU (a chunk stays near the caches), 4 GiB on
 // a GPU, where every chunk re-reads and re-writes the V x D weight gradient and small chunks make
 // thin matmuls (at V = 200k, 256 MiB is 334 rows: 50 chunks and ~250 GB of traffic per 16k tokens).
 int64_t cross_entropy_budget_bytes(bool gpu);
 
-// Rows of logits per chunk so that one chunk of fp32 logits takes about `budget_bytes`.
-int64_t cross_entropy_chunk_rows(int64_t vocab, int64_t budget_bytes = cross_entropy_budget_bytes(false));
+// Rows of logits per chunk so that one chunk of logits (fp32 by default) takes about `budget_bytes`.
+int64_t cross_entropy_chunk_rows(int64_t vocab, int64_t budget_bytes = cross_entropy_budget_bytes(false),
+                                 int64_t bytes_per_logit = 4);
 
 // The chunk that splits `rows` evenly into as few chunks of at most `max_rows` as possible.
 int64_t balanced_chunk_rows(int64_t rows, int64_t max_rows);
@@ -34,8 +41,22 @@ LinearCrossEntropyParts linear_cross_entropy_parts(const at::Tensor& hidden, con
                                                    const at::Tensor& targets, double scale = 1.0,
                                                    int64_t chunk_rows = 0);
 
-// hidden [N, D], weight [V, D], targets [N] (int64) -> the mean loss (a scalar, fp32 or fp64).
+// How the loss's gradient is to be formed. factor multiplies the loss and its gradients (a
+// trainer's 1 / grad_accum). root: the returned loss is where backward() starts, with gradient 1
+// (loss.backward()); backward then hands the gradients on as formed, with no pass over the
+// [V, D] weight gradient to scale it. Any other use of the loss with root set is wrong.
+struct LossGradient {
+  double factor = 1.0;
+  bool root = false;
+};
+
+// hidden [N, D], weight [V, D], targets [N] (int64) -> the mean loss times gradient.factor (a
+// scalar, fp32 or fp64).
 at::Tensor linear_cross_entropy(const at::Tensor& hidden, const at::Tensor& weight, const at::Tensor& targets,
-                                double scale = 1.0, int64_t chunk_rows = 0);
+                                double scale = 1.0, int64_t chunk_rows = 0, const LossGradient& gradient = {});
+
+// Whether the fused pass is on (EMBER_FUSED_LOSS, default on); the setter returns the old value.
+bool fused_loss_head();
+bool set_fused_loss_head(bool on);
 
 }  // namespace ember

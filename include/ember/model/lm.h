@@ -10,6 +10,7 @@
 #include "ember/config/train_config.h"
 #include "ember/model/block.h"
 #include "ember/model/embedding.h"
+#include "ember/model/linear_cross_entropy.h"
 #include "ember/model/model_config.h"
 #include "ember/model/rope.h"
 
@@ -36,6 +37,9 @@ class LanguageModel : public torch::nn::Module {
   // Mean next-token cross-entropy of logits(ids) against targets [B, T], in fp32 (fp64 for an fp64
   // model), computed in chunks of rows without the whole [B T, V] logits (linear_cross_entropy.h).
   at::Tensor loss(const at::Tensor& ids, const at::Tensor& targets);
+  // loss() times loss_scale (a trainer's 1 / grad_accum), for loss.backward() and nothing else: the
+  // head's gradients are formed already scaled and handed on unscaled (LossGradient::root).
+  at::Tensor training_loss(const at::Tensor& ids, const at::Tensor& targets, double loss_scale);
   at::Tensor hidden(const at::Tensor& ids);  // final-normed hidden states [B, T, D]
   // The next-token loss at every position [B, T] (no graph), by the same chunked computation.
   at::Tensor token_losses(const at::Tensor& ids, const at::Tensor& targets);
@@ -80,6 +84,7 @@ class LanguageModel : public torch::nn::Module {
   at::Tensor head_;              // undefined when tied
   std::vector<bool> recompute_;  // per block: activation checkpointing
   int64_t loss_chunk_rows_ = 0;
+  at::Tensor head_loss(const at::Tensor& h, const at::Tensor& targets, const LossGradient& gradient);
 };
 
 }  // namespace ember

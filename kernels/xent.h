@@ -1,0 +1,19 @@
+// ATen entry of the fused softmax cross-entropy over rows of logits (math: kernels/xent_rows.h):
+// the CPU loops for CPU tensors, the CUDA kernel for CUDA ones. The loss head
+// (model/linear_cross_entropy.h) calls it on each chunk of logits.
+#pragma once
+#include <ATen/ATen.h>
+
+namespace ember::xent {
+
+// Whether z [n, V] can go through the fused rows: fp32, fp64 or bf16 with unit stride along V, on
+// a CPU, or on a CUDA device the kernel runs on (checked once per device, with a warning if not).
+bool fused_supported(const at::Tensor& z);
+
+// Returns the loss of every row [n] (fp64 for fp64 z, fp32 otherwise): CE_r = lse(s z_r) - s z_{r,y_r}.
+// With grad, z is overwritten by (softmax(s z) - onehot(y)) s g, in z's dtype. y [n] int64 on z's
+// device; on a CPU a target outside [0, V) is an error naming it and its row (checked in the loop,
+// no pass of its own), on a GPU it gives its row a NaN loss.
+at::Tensor softmax_xent_rows_(at::Tensor& z, const at::Tensor& y, double s, double g, bool grad);
+
+}  // namespace ember::xent

@@ -1,0 +1,93 @@
+// CUDA softmax cross-entropy of rows of logits, fused (llm.c's classifier idea): one block per row
+// reads it for its maximum and for its sum of exponentials, then turns it into its gradient in
+// place, so the logits are never copied to fp32. The math is kernels/xent_rows.h, as on the CPU.
+#include <cuda_runtime.h>
+
+#include "kernels/xent_launch.h"
+#include "kernels/xent_rows.h"
+
+namespace ember::xent {
+namespace {
+
+constexpr int kThreads = 512;
+
+// The block's maximum (NaN-propagating) or sum; every thread gets it.
+template <class A, bool kMax>
+__device__ A block_reduce(A v, A* shared) {
+  for (int o = 16; o > 0; o >>= 1) {
+    const A other = __shfl_xor_sync(0xffffffffu, v, o);
+    v = kMax ? max_nan(v, other) : v + other;
+  }
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (lane == 0) shared[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    v = lane < static_cast<int>(blockDim.x / 32) ? shared[lane] : (kMax ? A(-INFINITY) : A(0));
+    for (int o = 16; o > 0; o >>= 1) {
+      const A other = __shfl_xor_sync(0xffffffffu, v, o);
+      v = kMax ? max_nan(v, other) : v + other;
+    }
+    if (lane == 0) shared[0] = v;
+  }
+  __syncthreads();
+  const A out = shared[0];
+  __syncthreads();  // shared is reused by the next reduction
+  return out;
+}
+
+template <class T, class A>
+__global__ void xent_kernel(T* z, int64_t V, int64_t ld, const int64_t* y, A s, A g, bool grad, A* loss) {
+  __shared__ A shared[kThreads / 32];
+  const int64_t r = blockIdx.x;
+  T* row = z + r * ld;
+  const int64_t target = y[r];
+  if (target < 0 || target >= V) {  // uniform over the block: no thread reaches a barrier alone
+    if (threadIdx.x == 0) loss[r] = A(NAN);
+    return;
+  }
+  const A sz_target = s * widen(row[target]);  // read before the gradient overwrites it
+  A m = -INFINITY;
+  for (int64_t j = threadIdx.x; j < V; j += blockDim.x) m = max_nan(m, s * widen(row[j]));
+  m = block_reduce<A, true>(m, shared);
+  A sum = 0;
+  for (int64_t j = threadIdx.x; j < V; j += blockDim.x) sum += exp_nonpositive(s * widen(row[j]) - m);
+  const A lse = m + log(block_reduce<A, false>(sum, shared));
+  if (threadIdx.x == 0) loss[r] = lse - sz_target;  // CE = lse - s z_y
+  if (!grad) return;
+  const A sg = s * g;
+  for (int64_t j = threadIdx.x; j < V; j += blockDim.x) {
+    A p = exp_nonpositive(s * widen(row[j]) - lse);
+    if (j == target) p -= A(1);  // - onehot(y)
+    store(p * sg, row + j);
+  }
+}
+
+template <class T, class A>
+int launch(void* z, int64_t rows, int64_t V, int64_t ld, const int64_t* y, double s, double g, bool grad, void* loss,
+           void* stream) {
+  if (rows == 0) return 0;
+  xent_kernel<T, A><<<static_cast<unsigned>(rows), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+      static_cast<T*>(z), V, ld, y, static_cast<A>(s), static_cast<A>(g), grad, static_cast<A*>(loss));
+  return static_cast<int>(cudaGetLastError());
+}
+
+}  // namespace
+
+int probe_xent_kernel() {
+  cudaFuncAttributes attributes;
+  const cudaError_t status = cudaFuncGetAttributes(&attributes, xent_kernel<float, float>);
+  if (status != cudaSuccess) cudaGetLastError();  // not sticky: clear it for the next call
+  return static_cast<int>(status);
+}
+
+int launch_xent(void* z, Element element, int64_t rows, int64_t V, int64_t ld, const int64_t* y, double s, double g,
+                bool grad, void* loss, void* stream) {
+  switch (element) {
+    case Element::f64: return launch<double, double>(z, rows, V, ld, y, s, g, grad, loss, stream);
+    case Element::bf16: return launch<Bf16, float>(z, rows, V, ld, y, s, g, grad, loss, stream);
+    case Element::f32: break;
+  }
+  return launch<float, float>(z, rows, V, ld, y, s, g, grad, loss, stream);
+}
+
+}  // namespace ember::xent

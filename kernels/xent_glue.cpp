@@ -1,0 +1,143 @@
+// ATen glue of the fused softmax cross-entropy: checks, then the CPU loops over rows split across
+// threads, or one launch of the CUDA kernel on the current stream.
+#include "kernels/xent.h"
+
+#include <ATen/Parallel.h>
+#include <ATen/record_function.h>
+
+#include <vector>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <atomic>
+
+#include "ember/util/error.h"
+#include "kernels/xent_cpu_loops.h"
+
+#ifdef EMBER_WITH_CUDA
+#include <c10/cuda/CUDAGuard.h>
+
+#include <array>
+#include <atomic>
+
+#include "ember/util/log.h"
+#include "kernels/cuda_glue.h"
+#include "kernels/xent_launch.h"
+#endif
+
+namespace ember::xent {
+namespace {
+
+bool fused_dtype(const at::Tensor& z) {
+  const auto t = z.scalar_type();
+  return t == at::kFloat || t == at::kDouble || t == at::kBFloat16;
+}
+
+int64_t rows_of(at::Tensor& z, int64_t V, int64_t ld, const int64_t* targets, double s, double g, bool grad,
+                at::Tensor& loss, int64_t r0, int64_t r1) {
+  switch (z.scalar_type()) {
+    case at::kDouble:
+      return cpu::rows(z.mutable_data_ptr<double>(), V, ld, targets, s, g, grad, loss.mutable_data_ptr<double>(), r0,
+                       r1);
+    case at::kBFloat16:
+      return cpu::rows(reinterpret_cast<Bf16*>(z.mutable_data_ptr<at::BFloat16>()), V, ld, targets,
+                       static_cast<float>(s), static_cast<float>(g), grad, loss.mutable_data_ptr<float>(), r0, r1);
+    default:
+      return cpu::rows(z.mutable_data_ptr<float>(), V, ld, targets, static_cast<float>(s), static_cast<float>(g),
+                       grad, loss.mutable_data_ptr<float>(), r0, r1);
+  }
+}
+
+at::Tensor cpu_rows(at::Tensor& z, const at::Tensor& y, double s, double g, bool grad) {
+  const int64_t n = z.size(0), V = z.size(1), ld = z.stride(0);
+  const auto yc = y.contiguous();
+  auto loss = at::empty({n}, z.options().dtype(z.scalar_type() == at::kDouble ? at::kDouble : at::kFloat));
+  const int64_t grain = std::max<int64_t>(1, 65536 / std::max<int64_t>(V, 1));
+  const int64_t* targets = yc.const_data_ptr<int64_t>();
+  std::atomic<int64_t> bad{n};  // the first row with a target outside [0, V)
+  at::parallel_for(0, n, grain, [&](int64_t r0, int64_t r1) {
+    const int64_t first = rows_of(z, V, ld, targets, s, g, grad, loss, r0, r1);
+    for (int64_t seen = bad.load(); first >= 0 && first < seen && !bad.compare_exchange_weak(seen, first);) {
+    }
+  });
+  if (const int64_t r = bad.load(); r < n)
+    throw Error(fmt::format("cross-entropy: target {} of row {} is outside the vocabulary [0, {})", targets[r], r, V));
+  return loss;
+}
+
+#ifdef EMBER_WITH_CUDA
+bool kernel_runs_on(const at::Device& device) {
+  static std::array<std::atomic<int>, 64> known{};  // per device: 0 not yet checked, 1 runs, -1 not
+  const int index = device.has_index() ? device.index() : c10::cuda::current_device();
+  if (index < 0 || index >= static_cast<int>(known.size())) return false;
+  if (const int k = known[index].load(); k != 0) return k > 0;
+  const c10::cuda::CUDAGuard guard(device);
+  const int status = probe_xent_kernel();
+  if (status != 0)
+    log::warn("cross-entropy: ember's CUDA kernel cannot run on GPU {} ({}): using ATen ops instead; rebuild with "
+              "this GPU in TORCH_CUDA_ARCH_LIST",
+              index, cudaGetErrorString(static_cast<cudaError_t>(status)));
+  known[index] = status == 0 ? 1 : -1;
+  return status == 0;
+}
+
+Element element_of(const at::Tensor& z) {
+  if (z.scalar_type() == at::kDouble) return Element::f64;
+  return z.scalar_type() == at::kBFloat16 ? Element::bf16 : Element::f32;
+}
+
+at::Tensor cuda_rows(at::Tensor& z, const at::Tensor& y, double s, double g, bool grad) {
+  const c10::cuda::CUDAGuard guard(z.device());
+  const auto yc = y.contiguous();
+  auto loss = at::empty({z.size(0)}, z.options().dtype(z.scalar_type() == at::kDouble ? at::kDouble : at::kFloat));
+  cuda_glue::check_launch("cross-entropy",
+                          launch_xent(z.mutable_data_ptr(), element_of(z), z.size(0), z.size(1), z.stride(0),
+                                      yc.const_data_ptr<int64_t>(), s, g, grad, loss.mutable_data_ptr(),
+                                      cuda_glue::stream_of(z)));
+  return loss;
+}
+#endif
+
+}  // namespace
+
+static at::Tensor checked_rows(at::Tensor& z, const at::Tensor& y, double s, double g, bool grad);
+
+bool fused_supported(const at::Tensor& z) {
+  if (z.dim() != 2 || !fused_dtype(z) || z.stride(1) != 1) return false;
+  if (z.is_cpu()) return true;
+#ifdef EMBER_WITH_CUDA
+  return z.is_cuda() && kernel_runs_on(z.device());
+#else
+  return false;
+#endif
+}
+
+at::Tensor softmax_xent_rows_(at::Tensor& z, const at::Tensor& y, double s, double g, bool grad) {
+  // An op to the observers of ATen's ops: named in a profile (ember train --profile), and the
+  // non-finite trace (model/nonfinite_trace.h) sees its inputs and outputs like any other op's.
+  // The logits are overwritten: an observer that keeps inputs (the trace) is handed a copy of them.
+  at::RecordFunction record(at::RecordScope::FUNCTION);
+  std::vector<c10::IValue> inputs;
+  if (record.isActive()) inputs = {record.needsInputs() ? z.clone() : z, y};
+  record.before("ember::softmax_xent_rows_", &inputs);
+  auto loss = checked_rows(z, y, s, g, grad);
+  if (record.isActive() && record.needsOutputs()) record.setOutputs(std::vector<c10::IValue>{loss, z});
+  return loss;
+}
+
+static at::Tensor checked_rows(at::Tensor& z, const at::Tensor& y, double s, double g, bool grad) {
+  if (!fused_supported(z))
+    throw Error(fmt::format("cross-entropy: fused rows need [n, V] fp32, fp64 or bf16 logits with unit stride on a "
+                            "CPU or a GPU the kernel runs on, got {} {} on {}",
+                            c10::toString(z.scalar_type()), fmt::join(z.sizes(), "x"), z.device().str()));
+  if (y.dim() != 1 || y.size(0) != z.size(0) || y.scalar_type() != at::kLong || y.device() != z.device())
+    throw Error(fmt::format("cross-entropy: targets must be [{}] int64 on {}, got {} {} on {}", z.size(0),
+                            z.device().str(), c10::toString(y.scalar_type()), fmt::join(y.sizes(), "x"),
+                            y.device().str()));
+#ifdef EMBER_WITH_CUDA
+  if (z.is_cuda()) return cuda_rows(z, y, s, g, grad);
+#endif
+  return cpu_rows(z, y, s, g, grad);
+}
+
+}  // namespace ember::xent

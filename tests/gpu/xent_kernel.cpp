@@ -1,0 +1,98 @@
+// ctest gpu.xent_kernel (label gpu): the CUDA softmax cross-entropy rows against the CPU loops (one
+// math header, kernels/xent_rows.h) in fp64, fp32 and bf16, loss and in-place gradient; a target
+// outside the vocabulary gives a NaN loss for its row only; and the whole loss head on the GPU
+// (fused, bf16 weight gradient straight into fp32) against its ATen pass and against the CPU.
+// Exit 0 = match, 1 = mismatch or no kernel image for the GPU, 77 (ctest's skip code) = no device.
+#include <torch/cuda.h>
+#include <torch/torch.h>
+
+#include <iostream>
+
+#include "ember/model/autocast.h"
+#include "ember/model/linear_cross_entropy.h"
+#include "kernels/rope_cuda.h"
+#include "kernels/xent.h"
+#include "tests/gpu/gpu_precondition.h"
+
+namespace {
+
+double max_rel(const at::Tensor& a, const at::Tensor& b) {
+  const auto x = a.cpu().to(at::kDouble), y = b.cpu().to(at::kDouble);
+  return ((x - y).abs().max() / y.abs().max().clamp_min(1e-300)).item<double>();
+}
+
+bool rows_match(at::ScalarType dtype) {
+  torch::manual_seed(3);
+  const int64_t n = 67, V = 50257;
+  const auto z = (4.0 * at::randn({n, V}, at::kDouble)).to(dtype);
+  const auto y = at::randint(0, V, {n}, at::kLong);
+  auto z_cpu = z.clone(), z_gpu = z.cuda();
+  const auto l_cpu = ember::xent::softmax_xent_rows_(z_cpu, y, 0.7, 0.01, true);
+  const auto l_gpu = ember::xent::softmax_xent_rows_(z_gpu, y.cuda(), 0.7, 0.01, true);
+  // The same math in another summation order: fp64 / fp32 to round-off, bf16 gradients within one
+  // rounding of the bf16 result (2^-8 relative) on either side.
+  const double tol = dtype == at::kDouble ? 1e-12 : dtype == at::kFloat ? 1e-5 : 1.0 / 64;
+  const double e_loss = max_rel(l_gpu, l_cpu), e_grad = max_rel(z_gpu, z_cpu);
+  std::cout << c10::toString(dtype) << ": rows max rel diff loss " << e_loss << ", gradient " << e_grad << "\n";
+  return e_loss < (dtype == at::kDouble ? 1e-12 : 1e-5) && e_grad < tol;
+}
+
+bool bad_target_is_nan() {
+  auto z = at::randn({3, 100}, at::kCUDA);
+  const auto losses = ember::xent::softmax_xent_rows_(z, at::tensor({1, 100, 2}, at::kLong).cuda(), 1, 1, true).cpu();
+  const bool ok = std::isfinite(losses[0].item<double>()) && std::isnan(losses[1].item<double>()) &&
+                  std::isfinite(losses[2].item<double>());
+  std::cout << "out-of-range target: " << (ok ? "NaN for its row only" : "WRONG") << "\n";
+  return ok;
+}
+
+struct Grads {
+  at::Tensor loss, h, w;
+};
+
+Grads head(const at::Tensor& h0, const at::Tensor& w0, const at::Tensor& y, bool bf16, bool fused) {
+  const bool was = ember::set_fused_loss_head(fused);
+  auto h = h0.clone().requires_grad_(), w = w0.clone().requires_grad_();
+  at::Tensor loss;
+  {
+    ember::AutocastScope amp(h.device(), bf16);
+    loss = ember::linear_cross_entropy(h, w, y, 1.0, 1000);
+  }
+  loss.backward();
+  ember::set_fused_loss_head(was);
+  return {loss.detach(), h.grad(), w.grad()};
+}
+
+bool head_matches(bool bf16) {
+  torch::manual_seed(4);
+  const int64_t N = 4096, D = 256, V = 32000;
+  const auto h = at::randn({N, D}), w = 0.05 * at::randn({V, D});
+  const auto y = at::randint(0, V, {N}, at::kLong);
+  const auto gpu = head(h.cuda(), w.cuda(), y.cuda(), bf16, true), aten = head(h.cuda(), w.cuda(), y.cuda(), bf16, false);
+  const auto cpu = head(h, w, y, bf16, true);
+  const double tol = bf16 ? 2e-2 : 1e-4;
+  const double e_aten = std::max(max_rel(gpu.h, aten.h), max_rel(gpu.w, aten.w));
+  const double e_cpu = std::max(max_rel(gpu.h, cpu.h), max_rel(gpu.w, cpu.w));
+  const double e_loss = std::abs(gpu.loss.item<double>() - cpu.loss.item<double>()) / cpu.loss.item<double>();
+  std::cout << (bf16 ? "bf16" : "fp32") << " head: loss rel diff vs CPU " << e_loss << ", gradients vs ATen pass "
+            << e_aten << ", vs CPU " << e_cpu << "; weight gradient " << c10::toString(gpu.w.scalar_type()) << "\n";
+  return e_loss < 1e-4 && e_aten < tol && e_cpu < tol && gpu.w.scalar_type() == at::kFloat;
+}
+
+}  // namespace
+
+int main() {
+  if (const int rc = gpu_precondition("gpu.xent_kernel", ember::rope::cuda_kernel_compiled(),
+                                      "no CUDA kernels in this build (configure with a CUDA LibTorch and nvcc)"))
+    return rc;
+  if (!ember::xent::fused_supported(at::empty({1, 8}, at::kCUDA))) {
+    std::cout << "FAIL: the cross-entropy kernel has no image for this GPU (see TORCH_CUDA_ARCH_LIST)\n";
+    return 1;
+  }
+  bool ok = true;
+  for (auto dtype : {at::kDouble, at::kFloat, at::kBFloat16}) ok = rows_match(dtype) && ok;
+  ok = bad_target_is_nan() && ok;
+  for (bool bf16 : {false, true}) ok = head_matches(bf16) && ok;
+  std::cout << (ok ? "MATCH" : "MISMATCH") << "\n";
+  return ok ? 0 : 1;
+}

@@ -1,0 +1,188 @@
+// The fused softmax cross-entropy rows (kernels/xent.h) against ATen's log_softmax in float64, in
+// fp64, fp32 and bf16; the loss head (model/linear_cross_entropy.h) fused against its ATen path
+// (EMBER_FUSED_LOSS=0) and against central differences; the trainer's folded loss scale against
+// loss * scale with autograd, tied and untied.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "central_differences.h"
+#include "ember/model/autocast.h"
+#include "ember/model/linear_cross_entropy.h"
+#include "ember/model/lm.h"
+#include "ember/run/parameters.h"
+#include "ember/util/error.h"
+#include "kernels/xent.h"
+
+namespace xent_kernel {
+namespace {
+
+struct Reference {
+  at::Tensor loss, grad;  // per row; d(g CE)/dz
+};
+
+// In float64 with ATen ops: CE = -log_softmax(s z)_y, gradient (softmax(s z) - onehot(y)) s g.
+Reference reference(const at::Tensor& z, const at::Tensor& y, double s, double g) {
+  const auto log_p = at::log_softmax(z.to(at::kDouble) * s, -1);
+  const auto loss = -log_p.gather(1, y.unsqueeze(1)).squeeze(1);
+  auto grad = log_p.exp() - at::one_hot(y, z.size(1)).to(at::kDouble);
+  return {loss, grad * (s * g)};
+}
+
+double max_rel(const at::Tensor& a, const at::Tensor& b) {
+  return ((a.to(at::kDouble) - b).abs().max() / b.abs().max().clamp_min(1e-300)).item<double>();
+}
+
+TEST(XentRows, MatchesLogSoftmaxInEachDtype) {
+  torch::manual_seed(7);
+  const int64_t n = 37, V = 1003;  // V not a multiple of the 16 lanes
+  const auto y = torch::randint(0, V, {n}, torch::kLong);
+  const auto z64 = 3.0 * torch::randn({n, V}, torch::kDouble);
+  for (double s : {1.0, 0.37}) {
+    const auto ref = reference(z64, y, s, 0.125);
+    struct Case {
+      at::ScalarType dtype;
+      double loss_tol, grad_tol;
+    };
+    for (const auto& c : {Case{at::kDouble, 1e-12, 1e-12}, Case{at::kFloat, 2e-6, 2e-6}, Case{at::kBFloat16, 0, 0}}) {
+      auto z = z64.to(c.dtype, /*non_blocking=*/false, /*copy=*/true);  // the kernel writes over it
+      // bf16: the reference takes the bf16 logits themselves; the gradient is rounded to bf16 once.
+      const auto want = c.dtype == at::kBFloat16 ? reference(z, y, s, 0.125) : ref;
+      auto losses = ember::xent::softmax_xent_rows_(z, y, s, 0.125, true);
+      EXPECT_EQ(losses.scalar_type(), c.dtype == at::kDouble ? at::kDouble : at::kFloat);
+      EXPECT_EQ(z.scalar_type(), c.dtype);  // in place, in its own dtype
+      const double loss_tol = c.dtype == at::kBFloat16 ? 2e-6 : c.loss_tol;
+      const double grad_tol = c.dtype == at::kBFloat16 ? 1.0 / 128 : c.grad_tol;  // bf16: 8 bits of mantissa
+      EXPECT_LT(max_rel(losses, want.loss), loss_tol) << c.dtype << " s " << s;
+      EXPECT_LT(max_rel(z, want.grad), grad_tol) << c.dtype << " s " << s;
+    }
+  }
+}
+
+TEST(XentRows, LossOnlyLeavesTheLogitsAlone) {
+  auto z = torch::randn({5, 64});
+  const auto before = z.clone();
+  const auto y = torch::randint(0, 64, {5}, torch::kLong);
+  const auto losses = ember::xent::softmax_xent_rows_(z, y, 1.0, 1.0, false);
+  EXPECT_TRUE(torch::equal(z, before));
+  EXPECT_LT(max_rel(losses, reference(before, y, 1.0, 1.0).loss), 2e-6);
+}
+
+TEST(XentRows, RowsWithAStrideAndExtremeLogits) {
+  // Rows of a wider buffer (row stride > V), a row with a huge spread, a row of equal logits.
+  auto wide = torch::zeros({3, 80}, torch::kFloat);
+  auto z = wide.narrow(1, 0, 50);
+  z[0] = torch::linspace(-1e4, 50, 50);
+  z[1] = torch::full({50}, 7.0);
+  z[2] = torch::randn({50});
+  const auto y = torch::tensor({49, 3, 0}, torch::kLong);
+  const auto ref = reference(z.clone(), y, 1.0, 1.0);
+  const auto losses = ember::xent::softmax_xent_rows_(z, y, 1.0, 1.0, true);
+  EXPECT_LT((losses.to(at::kDouble) - ref.loss).abs().max().item<double>(), 1e-5);
+  EXPECT_NEAR(losses[1].item<double>(), std::log(50.0), 1e-6);
+  EXPECT_LT((z.to(at::kDouble) - ref.grad).abs().max().item<double>(), 1e-6);
+  EXPECT_TRUE(torch::equal(wide.narrow(1, 50, 30), torch::zeros({3, 30})));  // the padding is not touched
+}
+
+TEST(XentRows, NonFiniteLogitsGiveANonFiniteLoss) {
+  auto z = torch::randn({3, 40});
+  z[1][5] = NAN;
+  z[2][9] = INFINITY;
+  const auto losses = ember::xent::softmax_xent_rows_(z, torch::tensor({0, 0, 0}, torch::kLong), 1.0, 1.0, true);
+  EXPECT_TRUE(std::isfinite(losses[0].item<double>()));
+  EXPECT_FALSE(std::isfinite(losses[1].item<double>()));
+  EXPECT_FALSE(std::isfinite(losses[2].item<double>()));
+}
+
+TEST(XentRows, BadInputsAreNamedErrors) {
+  auto z = torch::randn({2, 10});
+  EXPECT_THROW(ember::xent::softmax_xent_rows_(z, torch::tensor({0, 10}, torch::kLong), 1, 1, true), ember::Error);
+  EXPECT_THROW(ember::xent::softmax_xent_rows_(z, torch::tensor({-1, 0}, torch::kLong), 1, 1, true), ember::Error);
+  EXPECT_THROW(ember::xent::softmax_xent_rows_(z, torch::tensor({0}, torch::kLong), 1, 1, true), ember::Error);
+  auto half = z.to(at::kHalf);
+  EXPECT_FALSE(ember::xent::fused_supported(half));
+  EXPECT_THROW(ember::xent::softmax_xent_rows_(half, torch::tensor({0, 1}, torch::kLong), 1, 1, true), ember::Error);
+  try {
+    ember::xent::softmax_xent_rows_(z, torch::tensor({0, 12}, torch::kLong), 1, 1, true);
+  } catch (const ember::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("target 12 of row 1 is outside the vocabulary [0, 10)"), std::string::npos)
+        << e.what();
+  }
+}
+
+struct Grads {
+  at::Tensor loss, h, w;
+};
+
+Grads run_head(const at::Tensor& h0, const at::Tensor& w0, const at::Tensor& y, double scale, int64_t rows,
+               bool fused) {
+  const bool was = ember::set_fused_loss_head(fused);
+  auto h = h0.clone().requires_grad_(), w = w0.clone().requires_grad_();
+  auto loss = ember::linear_cross_entropy(h, w, y, scale, rows);
+  (loss * 2.5).backward();
+  ember::set_fused_loss_head(was);
+  return {loss.detach(), h.grad(), w.grad()};
+}
+
+TEST(FusedLossHead, AgreesWithTheAtenPathInFp64Fp32AndBf16) {
+  torch::manual_seed(8);
+  const int64_t N = 50, D = 24, V = 301;
+  const auto h = torch::randn({N, D}), w = 0.3 * torch::randn({V, D});
+  const auto y = torch::randint(0, V, {N}, torch::kLong);
+  for (auto dtype : {at::kDouble, at::kFloat}) {
+    const double tol = dtype == at::kDouble ? 1e-12 : 2e-5;
+    const auto a = run_head(h.to(dtype), w.to(dtype), y, 0.7, 13, true);
+    const auto b = run_head(h.to(dtype), w.to(dtype), y, 0.7, 13, false);
+    EXPECT_NEAR(a.loss.item<double>(), b.loss.item<double>(), tol) << dtype;
+    EXPECT_LT(max_rel(a.h, b.h.to(at::kDouble)), tol) << dtype;
+    EXPECT_LT(max_rel(a.w, b.w.to(at::kDouble)), tol) << dtype;
+  }
+  ember::AutocastScope bf16(at::kCPU, true);  // bf16 logits: the fused pass rounds its gradient to bf16 once
+  const auto a = run_head(h, w, y, 1.0, 13, true), b = run_head(h, w, y, 1.0, 13, false);
+  EXPECT_NEAR(a.loss.item<double>(), b.loss.item<double>(), 1e-5 * b.loss.item<double>());
+  EXPECT_LT(max_rel(a.h, b.h.to(at::kDouble)), 1e-2);
+  EXPECT_LT(max_rel(a.w, b.w.to(at::kDouble)), 1e-2);
+  EXPECT_EQ(a.w.scalar_type(), at::kFloat);
+}
+
+// The fused head's gradient against central differences of its own loss, in float64.
+TEST(FusedLossHead, GradientsMatchCentralDifferences) {
+  struct Head : torch::nn::Module {
+    at::Tensor h, w;
+    Head() {
+      h = register_parameter("h", torch::randn({9, 5}, torch::kDouble));
+      w = register_parameter("w", torch::randn({17, 5}, torch::kDouble));
+    }
+  };
+  torch::manual_seed(9);
+  Head head;
+  const auto y = torch::randint(0, 17, {9}, torch::kLong);
+  ASSERT_TRUE(ember::fused_loss_head());
+  ember::testing::expect_gradients_match_central_differences(
+      head, [&] { return ember::linear_cross_entropy(head.h, head.w, y, 0.8, 4); }, {"h", "w"});
+}
+
+// training_loss(ids, targets, f) backpropagated as it is gives what loss() * f gives through autograd.
+TEST(FusedLossHead, TheFoldedLossScaleGivesTheScaledGradients) {
+  for (std::string kind : {"tied", "untied"}) {
+    ember::ModelConfig c;
+    c.vocab_size = 40, c.d_model = 16, c.n_layers = 1, c.n_heads = 2, c.max_seq_len = 16, c.mlp.d_ff = 32;
+    c.embedding.kind = kind;
+    torch::manual_seed(10);
+    ember::LanguageModel a(c), b(c);
+    ember::load_parameters(b, ember::module_tensors(a), "copy");
+    a.to(torch::kDouble), b.to(torch::kDouble);
+    auto ids = torch::randint(0, 40, {2, 8}, torch::kLong), targets = torch::randint(0, 40, {2, 8}, torch::kLong);
+    for (int micro = 0; micro < 2; ++micro) {  // accumulated over two micro-steps, as the trainer does
+      auto la = a.training_loss(ids, targets, 0.5);
+      auto lb = b.loss(ids, targets) * 0.5;
+      EXPECT_NEAR(la.item<double>(), lb.item<double>(), 1e-12) << kind;
+      la.backward(), lb.backward();
+    }
+    auto pb = b.named_parameters();
+    for (const auto& p : a.named_parameters())
+      EXPECT_LT((p.value().grad() - pb[p.key()].grad()).abs().max().item<double>(), 1e-12) << kind << " " << p.key();
+  }
+}
+
+}  // namespace
+}  // namespace xent_kernel
