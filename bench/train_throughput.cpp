@@ -9,6 +9,7 @@
 #include "ember/model/autocast.h"
 #include "ember/model/lm.h"
 #include "ember/train/adamw.h"
+#include "ember/train/step_outcomes.h"
 #include "ember/train/peak_flops.h"
 #include "ember/util/denormals.h"
 #include "ember/util/host_memory.h"
@@ -36,7 +37,8 @@ int main(int argc, char** argv) {
       ember::AutocastScope autocast(at::kCPU, bf16);
       model.loss(x, y).backward();
     }
-    opt.step(1e-4, ember::clip_coefficient(ember::global_grad_norm(model.parameters()), 1.0));  // as ember train
+    const auto norm = ember::global_grad_norm_tensor(model.parameters());  // as ember train: nothing read back
+    opt.step(1e-4, ember::clip_divisor(norm, 1.0), ember::nonfinite_flag(norm, norm));
     opt.zero_grad();
   };
   step();  // warm-up: allocations, oneDNN primitive caches

@@ -28,9 +28,26 @@ AdamW::AdamW(const NamedParameters& params, const OptimConfig& cfg) : cfg_(cfg) 
   for (const auto& [name, p] : params)  // the fused kernel wants the step counters on the parameters' device
     slots_.push_back({name, p, at::zeros_like(p), at::zeros_like(p), at::zeros({}, p.options().dtype(at::kFloat)),
                       parameter_decays(name, p, cfg.decay_embeddings)});
+  const auto device = params.empty() ? at::Device(at::kCPU) : params.front().second.device();
+  steps_ = at::zeros({}, at::TensorOptions().dtype(at::kLong).device(device));
 }
 
 void AdamW::step(double lr, double grad_scale) {
+  std::optional<at::Tensor> divisor;  // the kernel divides each gradient by it
+  if (grad_scale != 1.0) divisor = at::full({}, 1.0 / grad_scale, steps_.options().dtype(at::kFloat));
+  fused_step(lr, divisor, std::nullopt);
+}
+
+void AdamW::step(double lr, const at::Tensor& grad_divisor, const at::Tensor& found_inf) {
+  fused_step(lr, grad_divisor, found_inf);
+}
+
+int64_t AdamW::steps() const { return steps_.item<int64_t>(); }
+
+void AdamW::fused_step(double lr, const std::optional<at::Tensor>& divisor, const std::optional<at::Tensor>& found_inf) {
+  at::NoGradGuard no_grad;
+  // The fused kernel reads the already-incremented step; a skipped step (found_inf 1) adds nothing.
+  const auto taken = found_inf ? 1.0 - *found_inf : at::ones({}, steps_.options().dtype(at::kFloat));
   for (bool decay : {true, false}) {
     std::vector<at::Tensor> p, g, m, v, s;
     for (auto& slot : slots_) {
@@ -39,14 +56,11 @@ void AdamW::step(double lr, double grad_scale) {
       m.push_back(slot.exp_avg), v.push_back(slot.exp_avg_sq), s.push_back(slot.step);
     }
     if (p.empty()) continue;
-    at::NoGradGuard no_grad;
-    at::_foreach_add_(s, 1.0);          // the fused kernel reads the already-incremented step
-    std::optional<at::Tensor> divisor;  // the kernel divides each gradient by it
-    if (grad_scale != 1.0) divisor = at::full({}, 1.0 / grad_scale, p.front().options().dtype(at::kFloat));
+    at::_foreach_add_(s, taken);
     at::_fused_adamw_(p, g, m, v, {}, s, lr, cfg_.beta1, cfg_.beta2, decay ? cfg_.weight_decay : 0.0, cfg_.eps, false,
-                      false, divisor);
+                      false, divisor, found_inf);
   }
-  ++steps_;
+  steps_.add_(taken.to(at::kLong));
 }
 
 void AdamW::zero_grad() {
@@ -60,7 +74,7 @@ TensorMap AdamW::state_tensors() const {
     out["exp_avg_sq/" + slot.name] = slot.exp_avg_sq;
     out["step/" + slot.name] = slot.step;
   }
-  out["__steps__"] = at::full({}, steps_, at::kLong);
+  out["__steps__"] = steps_;
   return out;
 }
 
@@ -78,14 +92,7 @@ void AdamW::load_state_tensors(const TensorMap& state, const std::string& where)
     slot.exp_avg_sq.copy_(get("exp_avg_sq/" + slot.name, slot.exp_avg_sq));
     slot.step.copy_(get("step/" + slot.name, slot.step));
   }
-  steps_ = get("__steps__", at::zeros({}, at::kLong)).item<int64_t>();
-}
-
-std::vector<std::string> AdamW::group_names(bool decay) const {
-  std::vector<std::string> out;
-  for (const auto& slot : slots_)
-    if (slot.decay == decay) out.push_back(slot.name);
-  return out;
+  steps_.copy_(get("__steps__", steps_));
 }
 
 namespace {
@@ -99,15 +106,27 @@ std::vector<at::Tensor> defined_grads(const std::vector<at::Tensor>& params) {
 
 }  // namespace
 
-double global_grad_norm(const std::vector<at::Tensor>& params) {
+at::Tensor global_grad_norm_tensor(const std::vector<at::Tensor>& params) {
   auto grads = defined_grads(params);
-  if (grads.empty()) return 0.0;
+  if (grads.empty()) return at::zeros({}, at::kDouble);
   at::NoGradGuard no_grad;
-  return at::stack(at::_foreach_norm(grads, 2, at::kFloat)).to(at::kDouble).norm().item<double>();
+  return at::stack(at::_foreach_norm(grads, 2, at::kFloat)).to(at::kDouble).norm();
+}
+
+double global_grad_norm(const std::vector<at::Tensor>& params) {
+  return global_grad_norm_tensor(params).item<double>();
 }
 
 double clip_coefficient(double total, double max_norm) {
   return max_norm > 0.0 && std::isfinite(total) && total > max_norm ? max_norm / (total + 1e-6) : 1.0;
+}
+
+at::Tensor clip_divisor(const at::Tensor& total, double max_norm) {
+  const auto one = at::ones({}, total.options());
+  if (!(max_norm > 0.0)) return one.to(at::kFloat);
+  // As clip_coefficient, in double on the device: (total + 1e-6) / max_norm where that clips.
+  const auto clips = at::isfinite(total).logical_and_(total > max_norm);
+  return at::where(clips, (total + 1e-6) / max_norm, one).to(at::kFloat);
 }
 
 double clip_grad_norm(const std::vector<at::Tensor>& params, double max_norm) {

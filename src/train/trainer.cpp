@@ -23,6 +23,8 @@
 #include "ember/util/error.h"
 #include "ember/util/files.h"
 #include "ember/util/host_memory.h"
+#include "ember/util/profile_scopes.h"
+#include <ATen/record_function.h>
 #include "ember/util/progress.h"
 
 namespace ember {
@@ -151,6 +153,7 @@ void Trainer::require_every_shard() const {
 }
 
 void Trainer::save_checkpoint() {
+  settle_steps();  // the skipped-step count is part of the train state
   // Every rank holds the same model (and, without ZeRO, optimizer) state, so rank 0 writes it. With
   // ZeRO-1 each rank writes its optimizer shard into the staging directory first; SHA256SUMS and
   // `latest` come after a barrier, so a crash mid-save leaves the previous checkpoint in force.
@@ -189,14 +192,14 @@ void Trainer::restore_optimizer(const CheckpointData& ckpt) {
   optimizer_->load_state_tensors(merged, ckpt.where());
 }
 
-bool Trainer::train_step() {
+void Trainer::train_step() {
   const int64_t accum = cfg_.train.grad_accum;
   last_lr_ = learning_rate(cfg_.optim, state_.step, cfg_.train.steps);
-  double loss_sum = 0.0;
-  std::vector<at::Tensor> kept;  // train.debug_nonfinite: the step's batches, for a replay
+  auto loss_sum = at::zeros({}, at::TensorOptions().dtype(at::kDouble).device(device_));  // as a host double was
+  kept_batches_.clear();  // train.debug_nonfinite: the step's batches, for a replay
   for (int64_t micro = 0; micro < accum; ++micro) {
     auto batch = train_loader_->next().to(device_);
-    if (cfg_.train.debug_nonfinite) kept.push_back(batch);
+    if (cfg_.train.debug_nonfinite) kept_batches_.push_back(batch);
     const int64_t T = batch.size(1) - 1;
     at::Tensor loss;
     {  // the forward under autocast, backward after it (as PyTorch recommends: backward ops run in
@@ -206,32 +209,56 @@ bool Trainer::train_step() {
     }
     if (reducer_) reducer_->begin_micro_step(micro == accum - 1);  // communicate on the last only
     loss.backward();
-    loss_sum += loss.item<double>();
+    loss_sum.add_(loss.detach());  // on the device: read back only when logged
   }
-  if (reducer_) reducer_->finish();    // gradients now the mean over ranks: the norm below is global
-  last_loss_ = reduce_mean(loss_sum);  // non-finite on any rank is non-finite on all
-  last_grad_norm_ = global_grad_norm(model_->parameters());
-  const bool finite = std::isfinite(last_loss_) && std::isfinite(last_grad_norm_);
-  if (finite) optimizer_->step(last_lr_, clip_coefficient(last_grad_norm_, cfg_.optim.grad_clip));  // clipped inside
-  if (finite && param_sync_) param_sync_->sync();                        // ZeRO-1: owners send their updated parameters
+  if (comm_) {
+    RECORD_USER_SCOPE(kCommunicationScope);
+    reducer_->finish();  // gradients now the mean over ranks: the norm below is global
+    comm_->all_reduce_sum(loss_sum);  // non-finite on any rank is non-finite on all
+    loss_sum.div_(dist_.world);
+  }
+  at::Tensor grad_norm, nonfinite;
+  {
+    RECORD_USER_SCOPE(kOptimizerScope);
+    grad_norm = global_grad_norm_tensor(model_->parameters());
+    nonfinite = nonfinite_flag(loss_sum, grad_norm);
+    // Clipped inside the fused pass; a non-finite step changes nothing (found_inf), on every rank.
+    optimizer_->step(last_lr_, clip_divisor(grad_norm, cfg_.optim.grad_clip), nonfinite);
+  }
+  if (param_sync_) {
+    RECORD_USER_SCOPE(kCommunicationScope);
+    param_sync_->sync();  // ZeRO-1: owners send their (possibly unchanged) parameters
+  }
   for (auto& p : model_->parameters()) p.mutable_grad() = at::Tensor();  // all: ZeRO-1 steps only its own
   state_.step += 1;
   state_.tokens_seen += global_tokens_per_step();
-  if (finite) return true;
-  std::string what =
-      fmt::format("non-finite {} at step {} (loss {}, grad norm {})", std::isfinite(last_loss_) ? "gradient" : "loss",
-                  state_.step, last_loss_, last_grad_norm_);
+  outcomes_.add(state_.step, loss_sum, grad_norm, nonfinite);
+  if (cfg_.train.debug_nonfinite) settle_steps();  // the replay needs this step's batches
+}
+
+// Reads the pending steps' losses and norms from the device: the last one is what the log shows,
+// each non-finite one stops the run or is counted as skipped (train.on_nonfinite).
+void Trainer::settle_steps() {
+  for (const auto& o : outcomes_.take()) {
+    last_loss_ = o.loss;
+    last_grad_norm_ = o.grad_norm;
+    if (!o.finite) report_nonfinite(o);
+  }
+}
+
+void Trainer::report_nonfinite(const StepOutcome& o) {
+  std::string what = fmt::format("non-finite {} at step {} (loss {}, grad norm {})",
+                                 std::isfinite(o.loss) ? "gradient" : "loss", o.step, o.loss, o.grad_norm);
   if (cfg_.train.debug_nonfinite) {
-    auto dir = run_dir_ / "nonfinite" / fmt::format("step_{}", state_.step);
+    auto dir = run_dir_ / "nonfinite" / fmt::format("step_{}", o.step);
     if (dist_.world > 1) dir /= fmt::format("rank_{}", dist_.rank);
     what += "; first non-finite tensor: " +
-            investigate_nonfinite(*model_, kept, {device_, cfg_.train.precision == Precision::bf16}, dir);
+            investigate_nonfinite(*model_, kept_batches_, {device_, cfg_.train.precision == Precision::bf16}, dir);
   }
   if (cfg_.train.on_nonfinite == OnNonfinite::stop)
     throw Error(what + "; lower optim.lr, or set train.on_nonfinite=skip to skip such steps");
   state_.skipped_steps += 1;
   log::warn("{}: step skipped ({} so far)", what, state_.skipped_steps);
-  return false;
 }
 
 // The matmul throughput of the device in the training precision, MFU's denominator.
@@ -252,6 +279,7 @@ void Trainer::remeasure_peak() {
 }
 
 void Trainer::log_step() {
+  settle_steps();
   const auto now = std::chrono::steady_clock::now();
   const double window_s = std::chrono::duration<double>(now - last_log_time_).count();
   const double session_s = std::chrono::duration<double>(now - session_start_).count();
@@ -478,6 +506,20 @@ void Trainer::check_ranks_resumed_alike() {
                       steps[0], r, steps[static_cast<size_t>(r)], run_dir_.string()));
 }
 
+// --profile: every rank records its own steps (profile/, or profile/rank_<r> with several ranks).
+StepProfiler Trainer::make_profiler() const {
+  const auto& steps = opt_.profile;
+  if (steps.enabled() && steps.first <= state_.step)
+    log::warn("--profile {}:{}: the run is already at step {}; nothing is recorded", steps.first, steps.last,
+              state_.step);
+  if (steps.enabled() && steps.last > cfg_.train.steps)
+    log::warn("--profile {}:{}: the run ends at step {} (train.steps); nothing is recorded", steps.first, steps.last,
+              cfg_.train.steps);
+  auto dir = run_dir_ / "profile";
+  if (dist_.world > 1) dir /= fmt::format("rank_{}", dist_.rank);
+  return StepProfiler(steps, dir, device_);
+}
+
 TrainSummary Trainer::run() {
   install_preemption_handlers();
   join_job();
@@ -499,9 +541,12 @@ TrainSummary Trainer::run() {
   session_start_step_ = last_log_step_ = run_start_step_ = state_.step;
   TrainSummary summary;
   model_->train();
+  StepProfiler profiler = make_profiler();
   while (state_.step < cfg_.train.steps) {
+    profiler.before_step(state_.step + 1);
     train_step();
     if (state_.step % cfg_.log.every == 0 || state_.step == cfg_.train.steps) log_step();
+    profiler.after_step(state_.step);
     if (cfg_.eval.every > 0 && state_.step % cfg_.eval.every == 0 && state_.step < cfg_.train.steps) evaluate(false);
     if (cfg_.eval.capacity_every > 0 && state_.step % cfg_.eval.capacity_every == 0) log_geometry();
     const bool stop = should_stop_early();
@@ -520,6 +565,7 @@ TrainSummary Trainer::run() {
       break;
     }
   }
+  settle_steps();
   summary.run_dir = run_dir_;
   summary.main_rank = main_rank();
   summary.step = state_.step;

@@ -15,6 +15,7 @@ struct TrainArgs {
   bool resume = false;
   std::string run_dir;
   int64_t stop_after = 0;
+  std::string profile;
   bool debug_nonfinite = false;
 };
 
@@ -23,6 +24,7 @@ void run_train(const TrainArgs& args) {
   opt.resume = args.resume;
   opt.run_dir = args.run_dir;
   opt.stop_after = args.stop_after;
+  if (!args.profile.empty()) opt.profile = parse_profile_steps(args.profile);
   std::vector<std::string> files = args.config.files;
   auto overrides = args.config.overrides;
   if (args.debug_nonfinite) overrides.push_back("train.debug_nonfinite=true");
@@ -51,6 +53,7 @@ void register_train(CLI::App& app) {
       "  ember train -c configs/tiny.yaml\n"
       "  ember train -c configs/tiny.yaml --set train.steps=2000 --set log.name=longer\n"
       "  ember train --resume --run-dir runs/tiny       # continue after preemption or a crash\n"
+      "  ember train -c configs/tiny.yaml --profile 20:23   # trace + time by category in runs/tiny/profile\n"
       "SIGINT/SIGTERM save a checkpoint and exit 0. A run directory is locked while it trains.\n\n" +
       kinds_help());
   auto args = std::make_shared<TrainArgs>();
@@ -59,6 +62,11 @@ void register_train(CLI::App& app) {
   cmd->add_option("--run-dir", args->run_dir, "Run directory (default: log.dir/log.name)");
   cmd->add_option("--stop-after", args->stop_after,
                   "Stop as if preempted after N steps of this session (checkpoint + exit 0)");
+  cmd->add_option("--profile", args->profile,
+                  "Record steps FIRST:LAST (or one STEP) with the PyTorch profiler: a Chrome/Perfetto trace and "
+                  "the time by category (matmul, attention, element-wise, loss head, optimizer, communication, "
+                  "idle) in <run>/profile/")
+      ->type_name("FIRST:LAST");
   cmd->add_flag("--debug-nonfinite", args->debug_nonfinite,
                 "On a non-finite loss or gradient, name the first module and op that produced a NaN / inf "
                 "and save the batch (train.debug_nonfinite=true)");

@@ -4,6 +4,7 @@
 #pragma once
 #include <ATen/ATen.h>
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -24,12 +25,15 @@ class AdamW final : public Stateful {
   // Parameters without a gradient are left alone. The gradients are multiplied by grad_scale inside
   // the fused pass (clipping without a pass of its own over every gradient).
   void step(double lr, double grad_scale = 1.0);
+  // The same without reading anything back from the device: the fused pass divides every gradient
+  // by `grad_divisor` (a float scalar on the parameters' device) and leaves parameters, moments and
+  // step counts alone where `found_inf` (float, 0 or 1, same device) is 1: a non-finite step skipped.
+  void step(double lr, const at::Tensor& grad_divisor, const at::Tensor& found_inf);
   void zero_grad();  // gradients set to none (no zero-fill pass)
-  int64_t steps() const { return steps_; }
+  int64_t steps() const;  // the steps taken, skipped ones not counted (reads the device)
 
   TensorMap state_tensors() const;  // "exp_avg/<name>", "exp_avg_sq/<name>", "step/<name>"
   void load_state_tensors(const TensorMap& state, const std::string& where);
-  std::vector<std::string> group_names(bool decay) const;
   ComponentState save_state() const override { return {state_tensors(), nullptr}; }
   void load_state(const ComponentState& state, const std::string& where) override {
     load_state_tensors(state.tensors, where);
@@ -41,16 +45,21 @@ class AdamW final : public Stateful {
     at::Tensor param, exp_avg, exp_avg_sq, step;
     bool decay;
   };
+  void fused_step(double lr, const std::optional<at::Tensor>& divisor, const std::optional<at::Tensor>& found_inf);
   OptimConfig cfg_;
   std::vector<Slot> slots_;
-  int64_t steps_ = 0;
+  at::Tensor steps_;  // int64 on the parameters' device, so that a skip is counted without a sync
 };
 
 // Global L2 norm of all gradients (0 when none has one).
 double global_grad_norm(const std::vector<at::Tensor>& params);
+// The same as a double scalar on the gradients' device (CPU when none has one), nothing read back.
+at::Tensor global_grad_norm_tensor(const std::vector<at::Tensor>& params);
 // The factor that brings a gradient of norm `total` down to max_norm: 1 when it is not larger, or
 // max_norm is 0 (no clipping), or the norm is not finite.
 double clip_coefficient(double total, double max_norm);
+// 1 / clip_coefficient as a float scalar on the norm's device (what AdamW::step divides by).
+at::Tensor clip_divisor(const at::Tensor& total, double max_norm);
 // Global L2 norm of all gradients; scales them down to max_norm when larger (max_norm 0: never).
 double clip_grad_norm(const std::vector<at::Tensor>& params, double max_norm);
 

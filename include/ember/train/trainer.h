@@ -22,6 +22,8 @@
 #include "ember/model/lm.h"
 #include "ember/train/adamw.h"
 #include "ember/train/metrics_log.h"
+#include "ember/train/step_outcomes.h"
+#include "ember/train/step_profiler.h"
 
 namespace ember {
 
@@ -29,6 +31,7 @@ struct TrainOptions {
   bool resume = false;
   std::string run_dir;     // overrides log.dir/log.name when set
   int64_t stop_after = 0;  // testing aid: act as if preempted after this many steps (0: never)
+  ProfileSteps profile;    // --profile: steps to record with the profiler (none by default)
 };
 
 struct TrainSummary {
@@ -59,7 +62,10 @@ class Trainer {
   double reduce_mean(double x);
   void open_run_dir();
   void save_checkpoint();
-  bool train_step();  // false when a non-finite step was skipped
+  void train_step();    // queues one step's work; nothing is read back from the device
+  void settle_steps();  // reads the queued steps' outcomes (log steps, checkpoints, the end)
+  void report_nonfinite(const StepOutcome& o);
+  StepProfiler make_profiler() const;
   void log_step();
   void evaluate(bool final_eval);
   void log_geometry();  // eval.capacity_every
@@ -93,6 +99,8 @@ class Trainer {
   std::unique_ptr<MetricsLog> metrics_;
   TrainState state_;
   CpuRngState rng_;
+  PendingOutcomes outcomes_;
+  std::vector<at::Tensor> kept_batches_;  // train.debug_nonfinite: the last step's batches
   double last_loss_ = 0.0, last_grad_norm_ = 0.0, last_lr_ = 0.0;
   double peak_flops_ = 0.0;
   bool peak_remeasured_ = false;
