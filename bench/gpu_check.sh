@@ -98,7 +98,8 @@ build_start=$SECONDS
 build_limit=$(budget 330)
 [ "$build_only" = 1 ] && build_limit=7200
 timeout "$build_limit" cmake --build "$build" -j "$(nproc)" --target ember ember_gpu_lev_kernels \
-  ember_gpu_rope_kernel ember_gpu_device_memory ember_gpu_nccl_collectives ember_lev_gpu_check ember_sdpa_gpu_check ember_ops \
+  ember_gpu_rope_kernel ember_gpu_xent_kernel ember_gpu_device_memory ember_gpu_nccl_collectives ember_lev_gpu_check \
+  ember_sdpa_gpu_check ember_ops \
   || { echo "gpu_check: the build failed or ran past ${build_limit} s"; exit 1; }
 echo "build: $((SECONDS - build_start)) s"
 ember="$build/tools/ember"
@@ -126,6 +127,11 @@ big_run() {  # name vocab config...: a few bf16 steps on random tokens; the summ
     --set checkpoint.final=false)
   timeout -s KILL "$(budget 150)" "$ember" train "$@" --run-dir "$work/$name" "${sets[@]}" >"$work/$name.out" 2>&1 || { tail -20 "$work/$name.out"; return 1; }
   grep -E "parameters|memory per rank|step " "$work/$name.out" | tail -5
+  if [ -d "$work/$name/profile" ]; then  # --profile among the arguments: the table, its summary, the trace
+    sed -n '/profile of steps/,/idle/p' "$work/$name.out"
+    cp "$work/$name/profile/summary.json" "$work/${name}_profile.json"
+    [ -n "${OUT:-}" ] && gzip -c "$work/$name/profile/trace.json" >"$OUT/${name}_trace.json.gz"
+  fi
   "$py" - "$work/$name/metrics.jsonl" "$work/$name.out" "$name" "$peak_tflops" <<'PY' || return 1
 import json, re, statistics, sys
 metrics, out, name, peak = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]) * 1e12
@@ -176,6 +182,7 @@ fi
 say "gpu tests: CUDA LEV kernels vs CPU (fp64/fp32, both normalisations), peak memory, NCCL collectives"
 check timeout "$(budget 60)" "$build/tests/gpu/ember_gpu_lev_kernels"
 check timeout "$(budget 30)" "$build/tests/gpu/ember_gpu_rope_kernel"
+check timeout "$(budget 30)" "$build/tests/gpu/ember_gpu_xent_kernel"
 check timeout "$(budget 30)" "$build/tests/gpu/ember_gpu_device_memory"
 check timeout "$(budget 60)" "$build/tests/gpu/ember_gpu_nccl_collectives"
 check timeout "$(budget 30)" "$build/bench/ember_lev_gpu_check"

@@ -7,11 +7,14 @@
 #   2. LEV's step overhead against the untied head at 1.2B (untied, LEV; then LEV, untied).
 #   EMBER_GPU_ROUNDS       rounds of each comparison (default 2)
 #   EMBER_GPU_LEV_ROUNDS   rounds of the second (default EMBER_GPU_ROUNDS; 0 skips it)
-#   EMBER_GPU_CONTENDERS   which of the first comparison's sides run (default "ember eager compile"); with
+#   EMBER_GPU_CONTENDERS   which of the first comparison's sides run (default "ember unfused eager compile
+#                          profile"): "unfused" is ember with its ATen loss-head pass (EMBER_FUSED_LOSS=0),
+#                          so the fused pass's gain is read in the same rounds; "profile" one more ember run
+#                          with --profile 5:7 (the time by category, the trace gzipped into $OUT); with
 #                          "tapered" also one run of configs/tapered/1.3b.yaml (4 x 4096)
 rounds="${EMBER_GPU_ROUNDS:-2}"
 lev_rounds="${EMBER_GPU_LEV_ROUNDS:-$rounds}"
-contenders=" ${EMBER_GPU_CONTENDERS:-ember eager compile} "
+contenders=" ${EMBER_GPU_CONTENDERS:-ember unfused eager compile profile} "
 big=(-c "$here/configs/leviathan/1.2b.yaml")
 
 reference() {  # round mode: bench/reference_train.py on the GPU; its JSON line in $work/python_<mode>_r<round>.json
@@ -28,14 +31,15 @@ work, rounds = sys.argv[1], int(sys.argv[2])
 def load(name):  # None: not run (not among EMBER_GPU_CONTENDERS); {}: it ran and failed
     p = os.path.join(work, name + ".json")
     return (json.load(open(p)) if os.path.getsize(p) else {}) if os.path.exists(p) else None
-runs = {r: {"ember": load(f"tied_1.2b_r{r}"), "eager": load(f"python_eager_r{r}"), "compile": load(f"python_compile_r{r}")}
+runs = {r: {"ember": load(f"tied_1.2b_r{r}"), "unfused": load(f"tied_unfused_1.2b_r{r}"),
+            "eager": load(f"python_eager_r{r}"), "compile": load(f"python_compile_r{r}")}
         for r in range(1, rounds + 1)}
-print("| round | ember tok/s (peak GiB) | python eager, fused AdamW | python torch.compile | ember / eager | ember / compile |")
-print("|---|---|---|---|---|---|")
+print("| round | ember tok/s (peak GiB) | ember, ATen loss pass | python eager, fused AdamW | python torch.compile | ember / eager | ember / compile |")
+print("|---|---|---|---|---|---|---|")
 ratios = {"eager": [], "compile": []}
 for r, c in runs.items():
     cell = lambda x: "not run" if x is None else "failed" if not x else f"{x['tokens_per_s']:,.0f} ({x.get('peak_allocated_gib') or float('nan'):.1f})"
-    row = [str(r), cell(c["ember"]), cell(c["eager"]), cell(c["compile"])]
+    row = [str(r), cell(c["ember"]), cell(c["unfused"]), cell(c["eager"]), cell(c["compile"])]
     for k in ("eager", "compile"):
         ok = bool(c["ember"]) and bool(c[k])
         if ok: ratios[k].append(c["ember"]["tokens_per_s"] / c[k]["tokens_per_s"])
@@ -50,14 +54,20 @@ PY
 
 say "ember against Python (fused AdamW; torch.compile) at 1.2B tied, bf16, 8 x 2048: $rounds rounds"
 for r in $(seq 1 "$rounds"); do
-  order=(ember eager compile); ((r % 2 == 0)) && order=(compile eager ember)
+  order=(ember unfused eager compile); ((r % 2 == 0)) && order=(compile eager unfused ember)
   for c in "${order[@]}"; do
     [[ "$contenders" == *" $c "* ]] || continue
     if [ "$c" = ember ]; then check big_run "tied_1.2b_r$r" 200376 "${big[@]}" -c "$here/configs/leviathan/tied.yaml"
+    elif [ "$c" = unfused ]; then
+      EMBER_FUSED_LOSS=0 check big_run "tied_unfused_1.2b_r$r" 200376 "${big[@]}" -c "$here/configs/leviathan/tied.yaml"
     else check reference "$r" "$c"; fi
   done
 done
 check python_table
+if [[ "$contenders" == *" profile "* ]]; then
+  say "ember at 1.2B tied with --profile 5:7: time by category"
+  check big_run tied_1.2b_profile 200376 "${big[@]}" -c "$here/configs/leviathan/tied.yaml" --profile 5:7
+fi
 if [[ "$contenders" == *" tapered "* ]]; then
   say "configs/tapered/1.3b.yaml: $steps bf16 steps, micro-batch 4 x 4096"
   check big_run tapered_1.3b 128256 -c "$here/configs/tapered/1.3b.yaml"
