@@ -114,7 +114,8 @@ TensorMap load_safetensors(const std::filesystem::path& path, std::map<std::stri
   TensorMap out;
   for (const auto& [name, e] : header.tensors) {
     auto t = at::empty(e.shape, at::TensorOptions().dtype(e.dtype));
-    std::memcpy(t.data_ptr(), bytes.data() + header.data_start + e.begin, e.end - e.begin);
+    // An empty tensor has no storage (a null data pointer): memcpy of nothing from it is still UB.
+    if (e.end > e.begin) std::memcpy(t.data_ptr(), bytes.data() + header.data_start + e.begin, e.end - e.begin);
     out[name] = t;
   }
   return out;
