@@ -1,0 +1,68 @@
+// The number of ATen ops one block launches, forward and backward, counted by the profiler on a CPU
+// (the innermost ATen ops, train/profile_summary.h; on a GPU each is a kernel or more). A fusion
+// lowers the count; a change that adds ops to every block fails here until its limit is raised
+// on purpose (and lowered when a fusion lands). The limits are the counts measured on 2026-12-06
+// (torch 2.15), before block fusion; another torch may dispatch differently and need them measured.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "ember/model/autocast.h"
+#include "ember/model/lm.h"
+#include "ember/train/step_profiler.h"
+
+namespace kernel_budget {
+namespace {
+
+double block_ops(const std::string& mixer, bool bf16) {
+  ember::ModelConfig c;
+  c.vocab_size = 64, c.d_model = 64, c.n_layers = 1, c.n_heads = 4, c.max_seq_len = 32, c.mlp.d_ff = 128;
+  c.mixer.kind = mixer;
+  torch::manual_seed(1);
+  ember::LanguageModel m(c);
+  auto& block = m.blocks().front();
+  const auto dir = std::filesystem::temp_directory_path() / ("ember_kernel_budget_" + mixer);
+  std::filesystem::remove_all(dir);
+  auto x = torch::randn({2, 32, 64}).requires_grad_();
+  auto step = [&] {
+    at::Tensor y;
+    {
+      ember::AutocastScope amp(at::kCPU, bf16);
+      y = block->forward(x, m.rope());
+    }
+    y.to(at::kFloat).sum().backward();
+  };
+  step();  // warm-up: the profile counts steady-state ops only
+  {
+    ember::StepProfiler profiler({1, 1}, dir, at::kCPU);
+    profiler.before_step(1);
+    step();
+    profiler.after_step(1);
+  }
+  std::ifstream in(dir / "summary.json");
+  const double ops = nlohmann::json::parse(in)["ops_per_step"].get<double>();
+  std::filesystem::remove_all(dir);
+  return ops;
+}
+
+struct Budget {
+  const char* mixer;
+  bool bf16;
+  double limit;
+};
+
+TEST(KernelBudget, OpsPerBlockForwardAndBackward) {
+  // d 64, 4 heads, d_ff 128, 2 x 32 tokens; the counts do not depend on the thread count.
+  for (const auto& b : {Budget{"attention", false, 219}, Budget{"attention", true, 284},
+                        Budget{"gated_attention", false, 244}, Budget{"titans", false, 2791},
+                        Budget{"hope_attention", false, 426}}) {
+    const double ops = block_ops(b.mixer, b.bf16);
+    std::cout << b.mixer << (b.bf16 ? " bf16" : " fp32") << ": " << ops << " ATen ops per block, forward + backward\n";
+    EXPECT_LE(ops, b.limit) << b.mixer << (b.bf16 ? " bf16" : " fp32");
+  }
+}
+
+}  // namespace
+}  // namespace kernel_budget
