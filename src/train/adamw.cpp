@@ -60,7 +60,7 @@ void AdamW::fused_step(double lr, const std::optional<at::Tensor>& divisor, cons
     at::_fused_adamw_(p, g, m, v, {}, s, lr, cfg_.beta1, cfg_.beta2, decay ? cfg_.weight_decay : 0.0, cfg_.eps, false,
                       false, divisor, found_inf);
   }
-  steps_.add_(taken.to(at::kLong));
+  steps_.add_(taken.to(steps_.device(), at::kLong));  // a rank owning no parameter keeps its count on the CPU
 }
 
 void AdamW::zero_grad() {
