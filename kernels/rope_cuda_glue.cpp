@@ -8,10 +8,6 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <fmt/ranges.h>
 
-#include <array>
-#include <atomic>
-
-#include "ember/util/log.h"
 #include "kernels/cuda_glue.h"
 #include "kernels/rope_launch.h"
 #endif
@@ -43,19 +39,8 @@ void require_tables(const at::Tensor& x, const at::Tensor& table, int64_t offset
 bool cuda_kernel_compiled() { return true; }
 
 bool cuda_kernel_runs_on(const at::Device& device) {
-  static std::array<std::atomic<int>, 64> known{};  // per device: 0 not yet checked, 1 runs, -1 not
-  const int index = device.has_index() ? device.index() : c10::cuda::current_device();
-  if (index < 0 || index >= static_cast<int>(known.size())) return false;
-  if (const int k = known[index].load(); k != 0) return k > 0;
-  const c10::cuda::CUDAGuard guard(device);
-  const int status = probe_rope_kernel();
-  if (status != 0)
-    log::warn(
-        "RoPE: ember's CUDA kernel cannot run on GPU {} ({}): rotating with ATen ops instead; rebuild with "
-        "this GPU in TORCH_CUDA_ARCH_LIST",
-        index, cudaGetErrorString(static_cast<cudaError_t>(status)));
-  known[index] = status == 0 ? 1 : -1;
-  return status == 0;
+  static cuda_glue::ProbeCache known{};
+  return cuda_glue::kernel_runs_on(known, device, probe_rope_kernel, "RoPE", "rotating with ATen ops");
 }
 
 at::Tensor rotate_cuda(const at::Tensor& x_in, const at::Tensor& cos, const at::Tensor& sin, int64_t offset,

@@ -4,12 +4,11 @@
 
 #include <ATen/Parallel.h>
 #include <ATen/record_function.h>
-
-#include <vector>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <atomic>
+#include <vector>
 
 #include "ember/util/error.h"
 #include "kernels/xent_cpu_loops.h"
@@ -17,10 +16,6 @@
 #ifdef EMBER_WITH_CUDA
 #include <c10/cuda/CUDAGuard.h>
 
-#include <array>
-#include <atomic>
-
-#include "ember/util/log.h"
 #include "kernels/cuda_glue.h"
 #include "kernels/xent_launch.h"
 #endif
@@ -67,18 +62,8 @@ at::Tensor cpu_rows(at::Tensor& z, const at::Tensor& y, double s, double g, bool
 
 #ifdef EMBER_WITH_CUDA
 bool kernel_runs_on(const at::Device& device) {
-  static std::array<std::atomic<int>, 64> known{};  // per device: 0 not yet checked, 1 runs, -1 not
-  const int index = device.has_index() ? device.index() : c10::cuda::current_device();
-  if (index < 0 || index >= static_cast<int>(known.size())) return false;
-  if (const int k = known[index].load(); k != 0) return k > 0;
-  const c10::cuda::CUDAGuard guard(device);
-  const int status = probe_xent_kernel();
-  if (status != 0)
-    log::warn("cross-entropy: ember's CUDA kernel cannot run on GPU {} ({}): using ATen ops instead; rebuild with "
-              "this GPU in TORCH_CUDA_ARCH_LIST",
-              index, cudaGetErrorString(static_cast<cudaError_t>(status)));
-  known[index] = status == 0 ? 1 : -1;
-  return status == 0;
+  static cuda_glue::ProbeCache known{};
+  return cuda_glue::kernel_runs_on(known, device, probe_xent_kernel, "cross-entropy", "using ATen ops");
 }
 
 Element element_of(const at::Tensor& z) {
