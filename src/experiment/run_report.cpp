@@ -189,9 +189,11 @@ ReportRow pooled_row(const std::string& name, const std::vector<const RunResult*
   row.val_ppl = pooled(g, [](const RunResult& r) { return r.val_ppl; });
   row.tokens_per_s = pooled(g, [](const RunResult& r) { return r.tokens_per_s; });
   row.has_buckets = std::all_of(g.begin(), g.end(), [](const RunResult* r) { return r->rare_ppl >= 0; });
-  for (const auto& [task, value] : g.front()->tasks)
+  for (const auto& entry : g.front()->tasks) {
+    const std::string& task = entry.first;  // captured below: clang 14 cannot capture a structured binding
     if (std::all_of(g.begin(), g.end(), [&](const RunResult* r) { return r->tasks.count(task) > 0; }))
       row.tasks[task] = pooled(g, [&](const RunResult& r) { return r.tasks.at(task); });
+  }
   if (row.has_buckets) {
     row.rare_ppl = pooled(g, [](const RunResult& r) { return r.rare_ppl; });
     row.frequent_ppl = pooled(g, [](const RunResult& r) { return r.frequent_ppl; });
@@ -290,9 +292,11 @@ Report make_report(const std::vector<RunResult>& runs, const std::string& baseli
   for (const auto& [key, seen] : values)
     if (seen.size() > 1 && !ignored.count(key)) report.varied.push_back(key);
   // The tasks every run of every member has.
-  for (const auto& [task, value] : runs.front().tasks)
+  for (const auto& entry : runs.front().tasks) {
+    const std::string& task = entry.first;  // captured below: clang 14 cannot capture a structured binding
     if (std::all_of(runs.begin(), runs.end(), [&](const RunResult& r) { return r.tasks.count(task) > 0; }))
       report.tasks.push_back(task);
+  }
   report.metrics = paired_metrics(runs, report.tasks);
   for (const auto& name : order) report.rows.push_back(member_row(name, groups[name], report));
   const auto& base = *std::find_if(report.rows.begin(), report.rows.end(),
