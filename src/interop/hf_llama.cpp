@@ -5,6 +5,7 @@
 
 #include <regex>
 #include <set>
+#include <type_traits>
 
 #include "ember/run/parameters.h"
 #include "ember/run/run_config.h"
@@ -149,11 +150,24 @@ namespace {
 template <class T>
 T required(const nlohmann::json& c, const char* key, const std::string& where) {
   if (!c.contains(key) || c[key].is_null()) throw CheckpointError(where + ": no '" + key + "'");
+  // nlohmann would truncate 2048.5 to an integer (and 1e300 overflows): a count must be written as one.
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+    if (!c[key].is_number_integer())
+      throw CheckpointError(where + ": '" + key + "' is not an integer (" + c[key].dump() + ")");
   try {
     return c[key].get<T>();
   } catch (const nlohmann::json::exception&) {
     throw CheckpointError(where + ": '" + key + "' has the wrong type (" + c[key].dump() + ")");
   }
+}
+
+// An optional config.json value: `fallback` when absent or null, else the value, or a
+// CheckpointError naming the key when it has another type ("model_type": 36).
+template <class T>
+T optional(const nlohmann::json& c, const char* key, T fallback, const std::string& where) {
+  if (!c.is_object()) throw CheckpointError(where + ": expected a JSON object, found " + c.dump());
+  if (!c.contains(key) || c[key].is_null()) return fallback;
+  return required<T>(c, key, where);
 }
 
 void refuse_unless(bool ok, const std::string& where, const std::string& what) {
@@ -163,16 +177,16 @@ void refuse_unless(bool ok, const std::string& where, const std::string& what) {
 // RoPE's base and scaling from rope_parameters (transformers 5) or rope_scaling (config.json of
 // transformers 4, e.g. Llama 3.1 / 3.2) beside a top-level rope_theta. `default` and `llama3` load.
 void read_rope(const nlohmann::json& c, const std::string& where, double& base, RopeScalingConfig& scaling) {
-  base = c.value("rope_theta", 10000.0);
+  base = optional(c, "rope_theta", 10000.0, where);
   for (const char* key : {"rope_scaling", "rope_parameters"}) {
     if (!c.contains(key) || c[key].is_null()) continue;
     const auto& r = c[key];
-    const std::string type = r.value("rope_type", r.value("type", std::string("default")));
+    const std::string at = where + " " + key;
+    const std::string type = optional(r, "rope_type", optional(r, "type", std::string("default"), at), at);
     refuse_unless(type == "default" || type == "llama3", where,
                   fmt::format("{} type '{}' (RoPE scaling) is not supported (default and llama3 are)", key, type));
-    if (r.contains("rope_theta")) base = required<double>(r, "rope_theta", where + " " + key);
+    if (r.contains("rope_theta")) base = required<double>(r, "rope_theta", at);
     if (type != "llama3") continue;
-    const std::string at = where + " " + key;
     scaling.type = RopeScalingType::llama3;
     scaling.factor = required<double>(r, "factor", at);
     scaling.low_freq_factor = required<double>(r, "low_freq_factor", at);
@@ -185,27 +199,27 @@ void read_rope(const nlohmann::json& c, const std::string& where, double& base, 
 }
 
 void check_architecture(const nlohmann::json& c, const std::string& where) {
-  const std::string type = c.value("model_type", std::string());
+  const std::string type = optional(c, "model_type", std::string(), where);
   refuse_unless(type == "llama", where, "model_type '" + type + "' is not supported (ember imports Llama)");
   if (c.contains("architectures") && c["architectures"].is_array())
     for (const auto& a : c["architectures"])
       refuse_unless(a == "LlamaForCausalLM" || a == "EmberForCausalLM", where,
-                    "architecture '" + a.get<std::string>() + "' is not supported (ember imports LlamaForCausalLM)");
-  refuse_unless(c.value("hidden_act", std::string("silu")) == "silu", where,
-                "hidden_act '" + c.value("hidden_act", std::string()) + "' is not SiLU");
-  refuse_unless(!c.value("attention_bias", false), where, "attention_bias is true (ember has no biases)");
-  refuse_unless(!c.value("mlp_bias", false), where, "mlp_bias is true (ember has no biases)");
+                    "architecture " + a.dump() + " is not supported (ember imports LlamaForCausalLM)");
+  const std::string act = optional(c, "hidden_act", std::string("silu"), where);
+  refuse_unless(act == "silu", where, "hidden_act '" + act + "' is not SiLU");
+  refuse_unless(!optional(c, "attention_bias", false, where), where, "attention_bias is true (ember has no biases)");
+  refuse_unless(!optional(c, "mlp_bias", false, where), where, "mlp_bias is true (ember has no biases)");
 }
 
 // The model section ember wrote at export (keeps the mixer and the taper), with the input side made
 // a plain table: the exported model.embed_tokens is the materialised table.
 ModelConfig ember_model_section(const nlohmann::json& c, const std::string& where) {
   const auto& model = c["ember"]["model"];
-  const int64_t seq_len = model.value("max_seq_len", int64_t{1});  // train.seq_len may not exceed it
+  const int64_t seq_len = optional(model, "max_seq_len", int64_t{1}, where + " ember.model");  // train.seq_len may not exceed it
   ModelConfig m = parse_config_text(fmt::format("model: {}\ntrain: {{seq_len: {}}}\n", model.dump(), seq_len),
                                     where + " (key ember.model)")
                       .model;
-  m.embedding.kind = c.value("tie_word_embeddings", false) ? "tied" : "untied";
+  m.embedding.kind = optional(c, "tie_word_embeddings", false, where) ? "tied" : "untied";
   m.embedding.output_scale = 1.0;
   return m;
 }
@@ -214,11 +228,11 @@ ModelConfig ember_model_section(const nlohmann::json& c, const std::string& wher
 ModelConfig llama_model(const nlohmann::json& c, const std::string& where) {
   refuse_unless(!c.contains("intermediate_sizes") || c["intermediate_sizes"].is_null(), where,
                 "per-layer intermediate_sizes without ember's model section");
-  refuse_unless(c.value("attention_gate", std::string("none")) == "none", where,
+  refuse_unless(optional(c, "attention_gate", std::string("none"), where) == "none", where,
                 "an attention gate without ember's model section");
   ModelConfig m;
   m.mlp.d_ff = required<int64_t>(c, "intermediate_size", where);
-  m.embedding.kind = c.value("tie_word_embeddings", false) ? "tied" : "untied";
+  m.embedding.kind = optional(c, "tie_word_embeddings", false, where) ? "tied" : "untied";
   m.mixer.kind = "attention";
   return m;
 }
@@ -245,8 +259,8 @@ ModelConfig model_config_from_hf(const nlohmann::json& c, const std::string& whe
     throw CheckpointError(
         fmt::format("{}: 'num_key_value_heads' = {} disagrees with ember.model ({})", where, kv, m.kv_heads()));
   m.n_kv_heads = kv == m.n_heads ? 0 : kv;
-  set("max_position_embeddings", m.max_seq_len, c.value("max_position_embeddings", m.max_seq_len));
-  set("rms_norm_eps", m.norm_eps, c.value("rms_norm_eps", m.norm_eps));
+  set("max_position_embeddings", m.max_seq_len, optional(c, "max_position_embeddings", m.max_seq_len, where));
+  set("rms_norm_eps", m.norm_eps, optional(c, "rms_norm_eps", m.norm_eps, where));
   double base = 0;
   RopeScalingConfig scaling;
   read_rope(c, where, base, scaling);
@@ -262,9 +276,9 @@ ModelConfig model_config_from_hf(const nlohmann::json& c, const std::string& whe
     set("rope_scaling.original_max_position_embeddings", m.mixer.rope_scaling.original_max_seq_len,
         scaling.original_max_seq_len);
   }
-  m.init_std = c.value("initializer_range", m.init_std);
+  m.init_std = optional(c, "initializer_range", m.init_std, where);
   if (c.contains("head_dim") && !c["head_dim"].is_null())
-    refuse_unless(c["head_dim"].get<int64_t>() * m.n_heads == m.d_model, where,
+    refuse_unless(required<int64_t>(c, "head_dim", where) * m.n_heads == m.d_model, where,
                   fmt::format("head_dim {} is not hidden_size / num_attention_heads ({})", c["head_dim"].dump(),
                               m.d_model / std::max<int64_t>(m.n_heads, 1)));
   return m;

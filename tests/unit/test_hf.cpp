@@ -154,6 +154,27 @@ TEST(HfLlama, RefusesWhatEmberWouldLoadWrongly) {
             std::string::npos);
 }
 
+// Found by fuzz_hf_config (tests/fuzz/corpus/hf_config/crash-*): a key of another type escaped as
+// nlohmann's type_error, which names neither the file nor the key.
+TEST(HfLlama, KeysOfAnotherTypeAreCheckpointErrorsNamingTheKey) {
+  const auto refused = [](const std::function<void(nlohmann::json&)>& edit) {
+    auto c = llama_json();
+    edit(c);
+    return ember::testing::error_message([&] { ember::model_config_from_hf(c, "c.json"); });
+  };
+  EXPECT_NE(refused([](auto& c) { c["model_type"] = 36; }).find("'model_type'"), std::string::npos);
+  EXPECT_NE(refused([](auto& c) { c["architectures"] = {7}; }).find("architecture 7"), std::string::npos);
+  EXPECT_NE(refused([](auto& c) { c["hidden_act"] = nlohmann::json::array(); }).find("'hidden_act'"), std::string::npos);
+  EXPECT_NE(refused([](auto& c) { c["mlp_bias"] = "no"; }).find("'mlp_bias'"), std::string::npos);
+  EXPECT_NE(refused([](auto& c) { c["hidden_size"] = 64.5; }).find("'hidden_size' is not an integer"), std::string::npos);
+  EXPECT_NE(refused([](auto& c) { c["max_position_embeddings"] = 1e300; }).find("'max_position_embeddings'"),
+            std::string::npos);
+  EXPECT_NE(refused([](auto& c) { c["rms_norm_eps"] = "small"; }).find("'rms_norm_eps'"), std::string::npos);
+  EXPECT_NE(refused([](auto& c) { c["rope_scaling"] = {1, 2}; }).find("rope_scaling"), std::string::npos);
+  EXPECT_NE(refused([](auto& c) { c["head_dim"] = "32"; }).find("'head_dim'"), std::string::npos);
+  EXPECT_NE(refused([](auto& c) { c["tie_word_embeddings"] = 1; }).find("'tie_word_embeddings'"), std::string::npos);
+}
+
 TEST(HfLlama, ConfigRoundTripKeepsTaperAndGate) {
   auto cfg = hf_model();
   cfg.mixer.kind = "gated_attention";
