@@ -60,6 +60,43 @@ void save_safetensors(const std::filesystem::path& path, const TensorMap& tensor
 
 namespace {
 
+// The bytes a tensor of this dtype and shape takes; a CheckpointError for a negative dimension or
+// a size that does not fit in 64 bits (a crafted shape must not wrap around to match its offsets).
+size_t tensor_bytes(at::ScalarType dtype, const std::vector<int64_t>& shape, const std::string& where) {
+  size_t bytes = c10::elementSize(dtype);
+  for (int64_t n : shape) {
+    if (n < 0) throw CheckpointError(where + ": negative dimension in its shape");
+    if (__builtin_mul_overflow(bytes, static_cast<size_t>(n), &bytes))
+      throw CheckpointError(where + ": its shape holds more bytes than any file can");
+  }
+  return bytes;
+}
+
+// One header entry {dtype, shape, data_offsets}, checked against the data section's size.
+SafetensorsEntry parse_entry(const nlohmann::json& info, size_t data_size, const std::string& where) {
+  if (!info.is_object()) throw CheckpointError(where + ": expected {dtype, shape, data_offsets}, found " + info.dump());
+  SafetensorsEntry e;
+  try {
+    e.dtype = scalar_type_from_safetensors(info.at("dtype").get<std::string>(), where);
+    const auto& shape = info.at("shape");
+    if (!shape.is_array()) throw CheckpointError(where + ": shape " + shape.dump() + " is not a list");
+    for (const auto& n : shape) {
+      if (!n.is_number_integer()) throw CheckpointError(where + ": shape entry " + n.dump() + " is not an integer");
+      e.shape.push_back(n.get<int64_t>());
+    }
+    const auto& offs = info.at("data_offsets");
+    if (!offs.is_array() || offs.size() != 2 || !offs[0].is_number_unsigned() || !offs[1].is_number_unsigned())
+      throw CheckpointError(where + ": data_offsets " + offs.dump() + " is not [begin, end]");
+    e.begin = offs[0].get<size_t>();
+    e.end = offs[1].get<size_t>();
+  } catch (const nlohmann::json::exception& ex) {
+    throw CheckpointError(where + ": malformed header entry (" + ex.what() + ")");
+  }
+  if (e.end < e.begin || e.end - e.begin != tensor_bytes(e.dtype, e.shape, where) || e.end > data_size)
+    throw CheckpointError(where + " has data offsets outside the file or inconsistent with its shape (truncated?)");
+  return e;
+}
+
 // Parses the JSON header of a file of `file_size` bytes whose data section starts at data_start,
 // checking every tensor's offsets against its shape and the file.
 SafetensorsHeader parse_header(const std::string& json_text, size_t data_start, size_t file_size,
@@ -70,27 +107,20 @@ SafetensorsHeader parse_header(const std::string& json_text, size_t data_start, 
   } catch (const nlohmann::json::exception& e) {
     throw CheckpointError(where + ": header is not valid JSON");
   }
+  if (!header.is_object()) throw CheckpointError(where + ": header is not a JSON object");
   SafetensorsHeader out;
   out.data_start = data_start;
   const size_t data_size = file_size - data_start;
   for (const auto& [name, info] : header.items()) {
-    if (name == "__metadata__") {
-      out.metadata = info.get<std::map<std::string, std::string>>();
+    if (name != "__metadata__") {
+      out.tensors[name] = parse_entry(info, data_size, where + ": tensor '" + name + "'");
       continue;
     }
-    SafetensorsEntry e;
-    e.dtype = scalar_type_from_safetensors(info.at("dtype").get<std::string>(), where + ": " + name);
-    e.shape = info.at("shape").get<std::vector<int64_t>>();
-    const auto offs = info.at("data_offsets").get<std::vector<size_t>>();
-    size_t want = c10::elementSize(e.dtype);
-    for (int64_t n : e.shape) want *= static_cast<size_t>(n);
-    if (offs.size() != 2 || offs[1] < offs[0] || offs[1] - offs[0] != want || offs[1] > data_size)
-      throw CheckpointError(where + ": tensor '" + name +
-                            "' has data offsets outside the file or "
-                            "inconsistent with its shape (truncated?)");
-    e.begin = offs[0];
-    e.end = offs[1];
-    out.tensors[name] = std::move(e);
+    if (!info.is_object()) throw CheckpointError(where + ": __metadata__ is not a JSON object");
+    for (const auto& [key, value] : info.items()) {
+      if (!value.is_string()) throw CheckpointError(where + ": __metadata__ '" + key + "' is not a string");
+      out.metadata[key] = value.get<std::string>();
+    }
   }
   return out;
 }

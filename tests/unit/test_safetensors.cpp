@@ -71,6 +71,49 @@ TEST(Safetensors, TruncatedAndGarbageFilesAreRefused) {
   EXPECT_THROW(ember::load_safetensors(tensor_file("junk.safetensors")), ember::CheckpointError);
 }
 
+namespace {
+// A file with this JSON header and `data_bytes` zero bytes of data.
+fs::path file_with_header(const std::string& name, const std::string& json, size_t data_bytes) {
+  const auto path = tensor_file(name);
+  const uint64_t n = json.size();
+  std::ofstream f(path, std::ios::binary);
+  f.write(reinterpret_cast<const char*>(&n), 8);
+  f << json << std::string(data_bytes, '\0');
+  return path;
+}
+
+std::string load_error(const fs::path& path) {
+  try {
+    ember::load_safetensors(path);
+  } catch (const ember::CheckpointError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+}  // namespace
+
+// Found by fuzz_safetensors (tests/fuzz/corpus/safetensors/crash-*): a header entry missing a key or
+// of another type escaped as nlohmann's exception, and a shape whose byte count wraps around 2^64
+// could match small offsets and ask at::empty for exabytes.
+TEST(Safetensors, MalformedHeaderEntriesAreCheckpointErrorsNamingTheTensor) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"x":{"dtype":"F32","shape":[4],"d.ta_offsets":[0,16]}})", "tensor 'x'"},
+      {R"({"x":{"dtype":"F32","shape":4,"data_offsets":[0,16]}})", "is not a list"},
+      {R"({"x":{"dtype":"F32","shape":[2.5],"data_offsets":[0,16]}})", "is not an integer"},
+      {R"({"x":{"dtype":"F32","shape":[-4],"data_offsets":[0,16]}})", "negative dimension"},
+      {R"({"x":{"dtype":"F32","shape":[4611686018427387904,4],"data_offsets":[0,0]}})", "more bytes than"},
+      {R"({"x":{"dtype":"F32","shape":[4],"data_offsets":[0,-16]}})", "is not [begin, end]"},
+      {R"({"x":{"dtype":7,"shape":[4],"data_offsets":[0,16]}})", "tensor 'x'"},
+      {R"({"x":[1,2]})", "tensor 'x'"},
+      {R"({"__metadata__":{"format":7}})", "'format' is not a string"},
+      {R"([1,2,3])", "not a JSON object"}};
+  for (const auto& [json, expected] : cases) {
+    const auto message = load_error(file_with_header("bad.safetensors", json, 16));
+    EXPECT_NE(message.find(expected), std::string::npos) << json << " -> " << message;
+    EXPECT_NE(message.find("bad.safetensors"), std::string::npos) << message;
+  }
+}
+
 TEST(Safetensors, PythonSafetensorsReadsOurFile) {
   const char* py = std::getenv("EMBER_PYTHON");
   ASSERT_TRUE(py && *py) << "EMBER_PYTHON is not set (tests/CMakeLists.txt sets it to the venv python)";
