@@ -28,19 +28,47 @@ at::ScalarType dtype_of(const std::string& descr, const std::string& where) {
 }
 
 // The header is a Python dict literal: {'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }
+// The patterns are compiled once: compiling a std::regex costs more than parsing a header.
 std::string field(const std::string& header, const std::string& key, const std::string& where) {
-  const std::regex re("'" + key + "'\\s*:\\s*('[^']*'|True|False|\\([^)]*\\))");
+  static const std::map<std::string, std::regex> patterns = [] {
+    std::map<std::string, std::regex> p;
+    for (const char* k : {"descr", "fortran_order", "shape"})
+      p.emplace(k, std::regex(std::string("'") + k + "'\\s*:\\s*('[^']*'|True|False|\\([^)]*\\))"));
+    return p;
+  }();
   std::smatch m;
-  if (!std::regex_search(header, m, re)) throw DataError(fmt::format("{}: .npy header lacks '{}'", where, key));
+  if (!std::regex_search(header, m, patterns.at(key))) throw DataError(fmt::format("{}: .npy header lacks '{}'", where, key));
   return m[1].str();
 }
 
-std::vector<int64_t> parse_shape(const std::string& tuple) {
+// The shape tuple "(3, 4)", "(5,)" or "()": non-negative integers, nothing else.
+std::vector<int64_t> parse_shape(const std::string& tuple, const std::string& where) {
+  const auto bad = [&] { return DataError(fmt::format("{}: .npy shape {} is not a tuple of sizes", where, tuple)); };
   std::vector<int64_t> shape;
-  const std::regex num("\\d+");
-  for (auto it = std::sregex_iterator(tuple.begin(), tuple.end(), num); it != std::sregex_iterator(); ++it)
-    shape.push_back(std::stoll(it->str()));
+  size_t i = 1;  // past '('
+  const size_t end = tuple.size() - 1;  // at ')'
+  while (true) {
+    while (i < end && tuple[i] == ' ') ++i;
+    if (i == end) break;
+    const size_t digits = tuple.find_first_not_of("0123456789", i);
+    if (digits == i || digits - i > 18) throw bad();  // 18 digits always fit in int64
+    shape.push_back(std::stoll(tuple.substr(i, digits - i)));
+    i = digits;
+    while (i < end && tuple[i] == ' ') ++i;
+    if (i == end) break;
+    if (tuple[i] != ',') throw bad();
+    ++i;
+  }
   return shape;
+}
+
+// The bytes of an array of this dtype and shape; a DataError when that does not fit in 64 bits.
+size_t array_bytes(at::ScalarType dtype, const std::vector<int64_t>& shape, const std::string& where) {
+  size_t bytes = c10::elementSize(dtype);
+  for (int64_t n : shape)
+    if (__builtin_mul_overflow(bytes, static_cast<size_t>(n), &bytes))
+      throw DataError(fmt::format("{}: .npy shape ({}) holds more bytes than any file can", where, fmt::join(shape, ", ")));
+  return bytes;
 }
 
 }  // namespace
@@ -67,9 +95,15 @@ void save_npy(const std::filesystem::path& path, const at::Tensor& t) {
 size_t npy_header_size(const uint8_t* p, size_t size, const std::string& where) {
   if (size < 10 || std::string(reinterpret_cast<const char*>(p), 6) != "\x93NUMPY")
     throw DataError(where + ": not a .npy file (missing \\x93NUMPY magic)");
-  if (p[6] == 1) return 10 + (size_t(p[8]) | size_t(p[9]) << 8);  // v1: 2-byte length, little-endian
-  if (size < kNpyPreamble) throw DataError(where + ": truncated .npy header");
-  return 12 + (size_t(p[8]) | size_t(p[9]) << 8 | size_t(p[10]) << 16 | size_t(p[11]) << 24);
+  if (p[6] < 1 || p[6] > 3) throw DataError(fmt::format("{}: unsupported .npy format version {}", where, p[6]));
+  const bool v1 = p[6] == 1;  // v1: 2-byte length; v2, v3: 4 bytes; little-endian
+  if (!v1 && size < kNpyPreamble) throw DataError(where + ": truncated .npy header");
+  const size_t dict = v1 ? (size_t(p[8]) | size_t(p[9]) << 8)
+                         : (size_t(p[8]) | size_t(p[9]) << 8 | size_t(p[10]) << 16 | size_t(p[11]) << 24);
+  // numpy.load's own default limit (max_header_size): a longer dict is not an array's header.
+  if (dict > kNpyMaxHeader)
+    throw DataError(fmt::format("{}: .npy header of {} bytes (numpy writes at most {})", where, dict, kNpyMaxHeader));
+  return (v1 ? 10 : 12) + dict;
 }
 
 NpyHeader parse_npy_header(const uint8_t* p, size_t size, const std::string& where) {
@@ -81,7 +115,7 @@ NpyHeader parse_npy_header(const uint8_t* p, size_t size, const std::string& whe
   const std::string descr = field(dict, "descr", where);
   h.descr = descr.substr(1, descr.size() - 2);
   h.fortran_order = field(dict, "fortran_order", where) == "True";
-  h.shape = parse_shape(field(dict, "shape", where));
+  h.shape = parse_shape(field(dict, "shape", where), where);
   return h;
 }
 
@@ -100,12 +134,16 @@ at::Tensor load_npy(const std::filesystem::path& path) {
   const auto dtype = dtype_of(h.descr, where);
   auto shape = h.shape;
   if (h.fortran_order) std::reverse(shape.begin(), shape.end());
-  auto t = at::empty(shape, at::TensorOptions().dtype(dtype));
-  const auto bytes = static_cast<std::streamsize>(t.numel() * t.element_size());
-  f.read(static_cast<char*>(t.data_ptr()), bytes);
-  if (f.gcount() != bytes)
-    throw DataError(fmt::format("{}: .npy data is truncated ({} of {} bytes for shape ({}))", where, f.gcount(), bytes,
+  const size_t bytes = array_bytes(dtype, shape, where);
+  const size_t available = std::filesystem::file_size(path) - h.data_offset;  // the header fitted
+  if (bytes > available)  // checked before allocating: a header may claim any size
+    throw DataError(fmt::format("{}: .npy data is truncated ({} of {} bytes for shape ({}))", where, available, bytes,
                                 fmt::join(shape, ", ")));
+  auto t = at::empty(shape, at::TensorOptions().dtype(dtype));
+  if (bytes > 0) {  // an empty tensor has no storage to read into
+    f.read(static_cast<char*>(t.data_ptr()), static_cast<std::streamsize>(bytes));
+    if (static_cast<size_t>(f.gcount()) != bytes) throw DataError(where + ": read error in the .npy data");
+  }
   if (h.fortran_order) {  // column-major data: the bytes are the transpose in row-major order
     std::vector<int64_t> perm(shape.size());
     for (size_t i = 0; i < perm.size(); ++i) perm[i] = static_cast<int64_t>(perm.size() - 1 - i);

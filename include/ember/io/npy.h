@@ -20,6 +20,8 @@ struct NpyHeader {
 
 // Bytes of a .npy file's preamble (magic, version, header length), enough for npy_header_size.
 constexpr size_t kNpyPreamble = 12;
+// The longest header dict read (numpy.load's default max_header_size).
+constexpr size_t kNpyMaxHeader = 10000;
 // The total size of the preamble plus the header dict, from the first kNpyPreamble bytes.
 size_t npy_header_size(const uint8_t* preamble, size_t size, const std::string& where);
 // Parses the header at the start of `bytes` (at least npy_header_size bytes). Throws DataError
