@@ -15,6 +15,10 @@ void check_unique_keys(const YAML::Node& node, const std::string& prefix, const 
   if (!node.IsMap()) return;
   std::set<std::string> seen;
   for (const auto& kv : node) {
+    if (!kv.first.IsScalar())  // `? [a, b]: 1`, `{: 1}`: the readers need a name
+      throw ConfigError(origin + ": line " + std::to_string(kv.first.Mark().line + 1) + ": a key" +
+                        (prefix.empty() ? "" : " in '" + prefix + "'") + " must be a name, not " +
+                        (kv.first.IsNull() ? "empty" : "a list or mapping"));
     const std::string key = kv.first.Scalar();
     const std::string path = prefix.empty() ? key : prefix + "." + key;
     if (key == "<<")
@@ -92,6 +96,7 @@ void ConfigSource::apply_override(const std::string& assignment) {
   } catch (const YAML::Exception& e) {
     throw ConfigError("--set '" + assignment + "': value is not valid YAML: " + e.msg);
   }
+  check_unique_keys(value, path, "--set " + assignment);
   // Build {a: {b: {c: value}}} and merge it like a file.
   YAML::Node patch = value;
   size_t end = path.size();

@@ -80,6 +80,21 @@ TEST(Config, MergeKeysAreRefusedByName) {
   EXPECT_NE(msg.find(f.string() + ": line 3: YAML merge keys ('<<') are not supported"), std::string::npos) << msg;
 }
 
+// Found by fuzz_yaml_config (tests/fuzz/corpus/yaml_config/crash-*): a key that is empty, a list or a
+// mapping escaped from the unknown-key check as yaml-cpp's "bad conversion", naming nothing.
+TEST(Config, KeysThatAreNotNamesAreRefusedWithTheirLine) {
+  auto f = write_yaml("listkey.yaml", "model:\n  mlp: {? [a, b]: 1}\n");
+  auto msg = error_of({f.string()});
+  EXPECT_NE(msg.find(f.string() + ": line 2: a key in 'model.mlp' must be a name, not a list or mapping"),
+            std::string::npos) << msg;
+  auto g = write_yaml("nullkey.yaml", "model: {mlp: {taper: {schedule: groups, &g : [1.5, 1.0]}}}\n");
+  msg = error_of({g.string()});
+  EXPECT_NE(msg.find(g.string() + ": line 1: a key in 'model.mlp.taper' must be a name, not empty"), std::string::npos)
+      << msg;
+  msg = error_of({}, {"model={? {a: 1}: 2}"});
+  EXPECT_NE(msg.find("--set model={? {a: 1}: 2}: line 1: a key in 'model' must be a name"), std::string::npos) << msg;
+}
+
 TEST(Config, SetWithoutAValueIsAnError) {
   auto msg = error_of({}, {"train.steps="});
   EXPECT_NE(msg.find("--set 'train.steps=': no value after '='"), std::string::npos) << msg;
