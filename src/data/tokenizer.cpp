@@ -127,6 +127,12 @@ void Tokenizer::load_ranks(const std::filesystem::path& file) {
     max_rank = std::max(max_rank, rank);
     total += bytes.size();
   }
+  // Published rank files number their tokens 0..n-1; a table indexed by rank must not be asked for
+  // billions of empty slots by a file of a few lines ("a 4294967000").
+  if (size_t(max_rank) >= 2 * ranks.size())
+    throw DataError("tokenizer: " + file.string() + ": ranks run to " + std::to_string(max_rank) + " for " +
+                    std::to_string(ranks.size()) + " tokens (a rank file numbers its tokens 0..n-1, " +
+                    "with at most as many gaps as tokens)");
   arena_.reserve(total);
   std::vector<size_t> offsets;
   offsets.reserve(ranks.size());

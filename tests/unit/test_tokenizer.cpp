@@ -195,6 +195,26 @@ TEST(Tokenizer, ErrorsNameTheProblem) {
   EXPECT_THROW(ember::resolve_tokenizer("no_such_preset"), ember::UsageError);
 }
 
+// Found by fuzz_tiktoken_ranks (tests/fuzz/corpus/tiktoken_ranks/crash-*): a few lines with a rank near
+// 2^32 made the rank-indexed table ask for 64 GB. Every byte has a rank here, so only the gap is wrong.
+TEST(Tokenizer, SparseRanksAreRefusedBeforeTheTableIsAllocated) {
+  const fs::path file = fs::temp_directory_path() / "ember_sparse_ranks.tiktoken";
+  std::vector<std::string> bytes;
+  for (int b = 0; b < 256; ++b) bytes.emplace_back(1, static_cast<char>(b));
+  ember::write_rank_file(file, bytes);
+  std::ofstream(file, std::ios::app) << "YWI= 4294967000\n";  // base64("ab")
+  try {
+    Tokenizer t(TokenizerSpec{"sparse", file, ember::kGpt2Pattern, {}, 0});
+    FAIL() << "expected DataError";
+  } catch (const ember::DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("ember_sparse_ranks.tiktoken: ranks run to 4294967000 for 257 tokens"),
+              std::string::npos) << e.what();
+  }
+  ember::write_rank_file(file, bytes);
+  std::ofstream(file, std::ios::app) << "YWI= 300\n";  // a few gaps are fine
+  EXPECT_EQ(Tokenizer(TokenizerSpec{"gaps", file, ember::kGpt2Pattern, {}, 0}).vocab_size(), 301);
+}
+
 TEST(BpeTrainer, DeterministicAndRoundTrips) {
   std::vector<std::string> texts;
   std::mt19937 rng(3);
