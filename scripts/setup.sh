@@ -6,6 +6,7 @@
 #   EMBER_SKIP_BUILD=1  stop after installing dependencies
 #   EMBER_TARGETS  what to build (default: everything; scripts/demo.sh builds only `ember`)
 #   EMBER_JOBS     parallel compile jobs (default: the CPUs this process may use)
+#   EMBER_EXTRA_PACKAGES  more Debian packages a tool needs (scripts/fuzz.sh: clang-14 and its libFuzzer)
 #   EMBER_TOKENIZER_DIR  the user cache of tokenizer rank files to fill (default ~/.cache/ember/tokenizers;
 #                        the build and an install find them without it: docs/install.md)
 set -euo pipefail
@@ -20,6 +21,8 @@ apt_packages=(
   python3.11-doc linux-doc-6.1 bible-kjv bible-kjv-text debian-handbook
   libplplot-dev plplot-driver-cairo
 )
+read -r -a extra_packages <<<"${EMBER_EXTRA_PACKAGES:-}"
+apt_packages+=("${extra_packages[@]}")
 
 log() { printf '[setup] %s\n' "$*" >&2; }
 
