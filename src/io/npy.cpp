@@ -8,6 +8,7 @@
 #include <map>
 #include <regex>
 
+#include "ember/io/tensor_bytes.h"
 #include "ember/util/error.h"
 #include "ember/util/files.h"
 
@@ -62,13 +63,11 @@ std::vector<int64_t> parse_shape(const std::string& tuple, const std::string& wh
   return shape;
 }
 
-// The bytes of an array of this dtype and shape; a DataError when that does not fit in 64 bits.
 size_t array_bytes(at::ScalarType dtype, const std::vector<int64_t>& shape, const std::string& where) {
-  size_t bytes = c10::elementSize(dtype);
-  for (int64_t n : shape)
-    if (__builtin_mul_overflow(bytes, static_cast<size_t>(n), &bytes))
-      throw DataError(fmt::format("{}: .npy shape ({}) holds more bytes than any file can", where, fmt::join(shape, ", ")));
-  return bytes;
+  const auto bytes = tensor_bytes(shape, c10::elementSize(dtype));
+  if (!bytes)
+    throw DataError(fmt::format("{}: .npy shape ({}) holds more bytes than any file can", where, fmt::join(shape, ", ")));
+  return *bytes;
 }
 
 }  // namespace

@@ -2,9 +2,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 
+#include "ember/io/tensor_bytes.h"
 #include "ember/util/error.h"
 #include "ember/util/files.h"
 
@@ -60,16 +62,12 @@ void save_safetensors(const std::filesystem::path& path, const TensorMap& tensor
 
 namespace {
 
-// The bytes a tensor of this dtype and shape takes; a CheckpointError for a negative dimension or
-// a size that does not fit in 64 bits (a crafted shape must not wrap around to match its offsets).
-size_t tensor_bytes(at::ScalarType dtype, const std::vector<int64_t>& shape, const std::string& where) {
-  size_t bytes = c10::elementSize(dtype);
-  for (int64_t n : shape) {
-    if (n < 0) throw CheckpointError(where + ": negative dimension in its shape");
-    if (__builtin_mul_overflow(bytes, static_cast<size_t>(n), &bytes))
-      throw CheckpointError(where + ": its shape holds more bytes than any file can");
-  }
-  return bytes;
+size_t entry_bytes(at::ScalarType dtype, const std::vector<int64_t>& shape, const std::string& where) {
+  if (std::any_of(shape.begin(), shape.end(), [](int64_t n) { return n < 0; }))
+    throw CheckpointError(where + ": negative dimension in its shape");
+  const auto bytes = tensor_bytes(shape, c10::elementSize(dtype));
+  if (!bytes) throw CheckpointError(where + ": its shape holds more bytes than any file can");
+  return *bytes;
 }
 
 // One header entry {dtype, shape, data_offsets}, checked against the data section's size.
@@ -92,7 +90,7 @@ SafetensorsEntry parse_entry(const nlohmann::json& info, size_t data_size, const
   } catch (const nlohmann::json::exception& ex) {
     throw CheckpointError(where + ": malformed header entry (" + ex.what() + ")");
   }
-  if (e.end < e.begin || e.end - e.begin != tensor_bytes(e.dtype, e.shape, where) || e.end > data_size)
+  if (e.end < e.begin || e.end - e.begin != entry_bytes(e.dtype, e.shape, where) || e.end > data_size)
     throw CheckpointError(where + " has data offsets outside the file or inconsistent with its shape (truncated?)");
   return e;
 }

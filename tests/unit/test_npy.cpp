@@ -69,6 +69,9 @@ TEST(Npy, WhatAHeaderClaimsIsCheckedBeforeItIsAllocated) {
   // A byte count past 2^64.
   message = load_error(npy_file("wraps.npy", 1, dict_of("(100000000000000000, 100000000000000000)"), ""));
   EXPECT_NE(message.find("holds more bytes than any file can"), std::string::npos) << message;
+  // No bytes, but strides past 2^63: at::empty threw c10's "Stride calculation overflowed".
+  message = load_error(npy_file("zero_wraps.npy", 1, dict_of("(0, 100000000000000000, 100000000000000000)"), ""));
+  EXPECT_NE(message.find("holds more bytes than any file can"), std::string::npos) << message;
   message = load_error(npy_file("version9.npy", 9, dict_of("(2,)"), std::string(8, '\0')));
   EXPECT_NE(message.find("unsupported .npy format version 9"), std::string::npos) << message;
 }

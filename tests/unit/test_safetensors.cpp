@@ -102,6 +102,8 @@ TEST(Safetensors, MalformedHeaderEntriesAreCheckpointErrorsNamingTheTensor) {
       {R"({"x":{"dtype":"F32","shape":[2.5],"data_offsets":[0,16]}})", "is not an integer"},
       {R"({"x":{"dtype":"F32","shape":[-4],"data_offsets":[0,16]}})", "negative dimension"},
       {R"({"x":{"dtype":"F32","shape":[4611686018427387904,4],"data_offsets":[0,0]}})", "more bytes than"},
+      // 0 bytes, but LibTorch's strides overflow (found by fuzz_npy, the same check here)
+      {R"({"x":{"dtype":"F32","shape":[0,4611686018427387904,4],"data_offsets":[0,0]}})", "more bytes than"},
       {R"({"x":{"dtype":"F32","shape":[4],"data_offsets":[0,-16]}})", "is not [begin, end]"},
       {R"({"x":{"dtype":7,"shape":[4],"data_offsets":[0,16]}})", "tensor 'x'"},
       {R"({"x":[1,2]})", "tensor 'x'"},
