@@ -47,4 +47,18 @@ void YamlWriter::section_with(const char* key, const std::function<void(FieldVis
   out_ << YAML::EndMap;
 }
 
+bool YamlWriter::hashes_as_absent(const std::function<void(FieldVisitor&)>& current,
+                                  const std::function<void(FieldVisitor&)>& legacy) {
+  if (!legacy_absent_) return false;
+  const auto text = [](const std::function<void(FieldVisitor&)>& body) {
+    YAML::Emitter out;
+    out << YAML::BeginMap;
+    YamlWriter writer(out, true);
+    body(writer);
+    out << YAML::EndMap;
+    return std::string(out.c_str());
+  };
+  return text(current) == text(legacy);
+}
+
 }  // namespace ember

@@ -20,7 +20,7 @@ void MixerConfig::fields(FieldVisitor& v) {
   v.choice("kind", kind, mixer_kind_names());
   v.kind_sections(options, mixer_sections_used(kind));
   v.field("rope_base", rope_base, Bound::positive());
-  v.section("rope_scaling", rope_scaling);
+  v.added_section("rope_scaling", rope_scaling);  // before: none
   v.moved("gate", "model.mixer.gated_attention.gate");
   v.moved("impl", "model.mixer.<kind>.impl (e.g. model.mixer.attention.impl)");
 }

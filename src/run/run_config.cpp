@@ -41,39 +41,11 @@ std::string to_yaml(const Config& cfg) { return section_yaml(cfg); }
 
 std::string config_hash(const Config& cfg) { return sha256_hex(to_yaml(cfg)); }
 
-namespace {
-
-// `text` without the block that starts with the line `header` (and its more indented lines).
-std::string without_block(const std::string& text, const std::string& header) {
-  const size_t start = text.find("\n" + header + "\n");
-  if (start == std::string::npos) return text;
-  const size_t indent = header.find_first_not_of(' ');
-  size_t end = start + header.size() + 2;
-  while (end < text.size() && text.find_first_not_of(' ', end) - end > indent) {
-    const size_t newline = text.find('\n', end);
-    end = newline == std::string::npos ? text.size() : newline + 1;
-  }
-  return text.substr(0, start + 1) + text.substr(end);
-}
-
-}  // namespace
-
-// Keys added since a model was trained must not change its hash while they select the behaviour
-// it was trained with: without RoPE scaling, the text hashed is what ember wrote before
-// model.mixer.rope_scaling existed, and a Titans memory without inner gradient clipping (0) hashes
-// as before model.mixer.titans.inner_grad_clip existed (so checkpoints from then still resume,
-// with --set model.mixer.titans.inner_grad_clip=0); the same for Hope-attention's CMS levels. A Titans
-// memory with its residual, the plain inner step and the MLP form (the only ones before
-// memory_residual, inner_step and memory) hashes as before.
-std::string model_hash(const ModelConfig& m) {
-  std::string text = section_yaml(m);
-  if (m.mixer.rope_scaling.type == RopeScalingType::none) text = without_block(text, "  rope_scaling:");
-  text = without_block(text, "    inner_grad_clip: 0.0");  // model.mixer.{titans,hope_attention}.*
-  text = without_block(text, "    memory_residual: true");  // model.mixer.titans.*
-  text = without_block(text, "    inner_step: plain");
-  text = without_block(text, "    memory: mlp");
-  return sha256_hex(text);
-}
+// The text hashed leaves out the keys added after checkpoints were written while they hold their
+// legacy value (config/fields.h, added_field): RoPE scaling, Titans' memory form, residual, inner
+// step and inner clip, Hope-attention's inner clip. A model that does what it did before a key
+// existed hashes as it did then, so its checkpoints still resume.
+std::string model_hash(const ModelConfig& m) { return sha256_hex(section_yaml(m, /*legacy_absent=*/true)); }
 
 namespace {
 

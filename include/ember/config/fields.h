@@ -23,7 +23,6 @@ struct Bound {
   static Bound positive() { return {0.0, std::numeric_limits<double>::infinity(), true, "> 0"}; }
   static Bound non_negative() { return {0.0, std::numeric_limits<double>::infinity(), false, ">= 0"}; }
   static Bound unit() { return {0.0, 1.0, false, "in [0, 1]"}; }
-  static Bound unit_open() { return {0.0, 1.0, true, "in (0, 1]"}; }
   bool admits(double x) const { return (lo_open ? x > lo : x >= lo) && x <= hi; }
 };
 
@@ -59,6 +58,30 @@ class FieldVisitor {
   void section(const char* key, Section& s) {
     section_with(key, [&s](FieldVisitor& sub) { s.fields(sub); });
   }
+  // A key added after checkpoints were written, with the `legacy` value that does what the model
+  // did before the key existed. The model hash leaves the key out at that value, so checkpoints
+  // from before keep their hash and resume (run/run_config.h, model_hash); every other visitor
+  // sees a plain field. A new key with a default needs this line and nothing else.
+  template <class T, class... Extra>
+  void added_field(const char* key, T& value, T legacy, Extra... extra) {
+    if (!hashes_as_absent([&](FieldVisitor& v) { v.field(key, value, extra...); },
+                          [&](FieldVisitor& v) { v.field(key, legacy, extra...); }))
+      field(key, value, extra...);
+  }
+  template <class E>
+  requires std::is_enum_v<E>
+  void added_choice(const char* key, E& value, E legacy) {
+    if (!hashes_as_absent([&](FieldVisitor& v) { v.choice(key, value); },
+                          [&](FieldVisitor& v) { v.choice(key, legacy); }))
+      choice(key, value);
+  }
+  // A section added later: its legacy value is a default-constructed Section.
+  template <class Section>
+  void added_section(const char* key, Section& s) {
+    Section legacy;
+    if (!hashes_as_absent([&](FieldVisitor& v) { v.section(key, s); }, [&](FieldVisitor& v) { v.section(key, legacy); }))
+      section(key, s);
+  }
   // A seam's per-kind sections: readers take each one present; writers write those in `used`
   // (the selected kind's, and the sections of other kinds it reads, e.g. albert sized by lev's).
   virtual void kind_sections(KindSections& sections, const std::vector<std::string>& used) = 0;
@@ -67,6 +90,12 @@ class FieldVisitor {
 
  protected:
   virtual void section_with(const char* key, const std::function<void(FieldVisitor&)>& body) = 0;
+  // Whether an added key is left out: only the model hash's writer says so, when `current` writes
+  // what `legacy` writes.
+  virtual bool hashes_as_absent(const std::function<void(FieldVisitor&)>& current,
+                                const std::function<void(FieldVisitor&)>& legacy) {
+    return false;
+  }
 };
 
 }  // namespace ember

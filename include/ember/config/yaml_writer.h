@@ -17,7 +17,9 @@ std::string yaml_float(double value);
 
 class YamlWriter final : public FieldVisitor {
  public:
-  explicit YamlWriter(YAML::Emitter& out) : out_(out) {}
+  // legacy_absent: leave out keys added later while they hold their legacy value (fields.h,
+  // added_field): the text the model hash is taken of.
+  explicit YamlWriter(YAML::Emitter& out, bool legacy_absent = false) : out_(out), legacy_absent_(legacy_absent) {}
 
   void field(const char* key, int64_t& value, Bound = {}) override;
   void field(const char* key, double& value, Bound = {}) override;
@@ -31,17 +33,20 @@ class YamlWriter final : public FieldVisitor {
 
  protected:
   void section_with(const char* key, const std::function<void(FieldVisitor&)>& body) override;
+  bool hashes_as_absent(const std::function<void(FieldVisitor&)>& current,
+                        const std::function<void(FieldVisitor&)>& legacy) override;
 
  private:
   YAML::Emitter& out_;
+  bool legacy_absent_ = false;
 };
 
-// The YAML text of one section struct as a mapping (e.g. for hashing the model section).
+// The YAML text of one section struct as a mapping; legacy_absent as YamlWriter's.
 template <class Section>
-std::string section_yaml(Section s) {
+std::string section_yaml(Section s, bool legacy_absent = false) {
   YAML::Emitter out;
   out << YAML::BeginMap;
-  YamlWriter writer(out);
+  YamlWriter writer(out, legacy_absent);
   s.fields(writer);
   out << YAML::EndMap;
   return std::string(out.c_str()) + "\n";

@@ -14,7 +14,7 @@ void HopeAttentionConfig::fields(FieldVisitor& v) {
   v.field("inner_lr", inner_lr, Bound::non_negative());
   v.choice("signal", signal);
   v.field("differentiate_updates", differentiate_updates);
-  v.field("inner_grad_clip", inner_grad_clip, Bound::non_negative());
+  v.added_field("inner_grad_clip", inner_grad_clip, 0.0, Bound::non_negative());  // before: unclipped
 }
 
 void HopeAttentionConfig::check(const ConfigChecker& c, const std::string& path) const {

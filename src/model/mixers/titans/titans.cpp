@@ -14,15 +14,15 @@ namespace ember {
 void TitansConfig::fields(FieldVisitor& v) {
   v.field("chunk_size", chunk_size, Bound::positive());
   v.choice("retrieval", retrieval);
-  v.choice("memory", memory);
+  v.added_choice("memory", memory, MemoryForm::mlp);
   v.field("memory_expansion", memory_expansion, Bound::positive());
-  v.field("memory_residual", memory_residual);
+  v.added_field("memory_residual", memory_residual, true);
   v.field("theta_max", theta_max, Bound::non_negative());
   v.field("theta_bias", theta_bias);
   v.field("eta_bias", eta_bias);
   v.field("alpha_bias", alpha_bias);
-  v.field("inner_grad_clip", inner_grad_clip, Bound::non_negative());
-  v.choice("inner_step", inner_step);
+  v.added_field("inner_grad_clip", inner_grad_clip, 0.0, Bound::non_negative());  // before: unclipped
+  v.added_choice("inner_step", inner_step, InnerStep::plain);
   v.field("conv_kernel", conv_kernel, Bound::positive());
   v.field("persistent_tokens", persistent_tokens, Bound::non_negative());
   v.choice("variant", variant);
