@@ -12,8 +12,6 @@ at::Tensor row_cosines(const at::Tensor& a, const at::Tensor& b) {
 }
 }  // namespace
 
-double mean_row_cosine(const at::Tensor& a, const at::Tensor& b) { return row_cosines(a, b).mean().item<double>(); }
-
 AlignmentResult residual_alignment(LanguageModel& model, BatchLoader& loader, int64_t batches) {
   at::NoGradGuard no_grad;
   const auto L = static_cast<size_t>(model.config().n_layers);

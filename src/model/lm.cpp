@@ -92,7 +92,7 @@ at::Tensor LanguageModel::stream_gradient(const at::Tensor& stream, const at::Te
   auto x = stream.detach().contiguous().requires_grad_(true);
   auto h = final_norm_->forward(x);
   auto mean = linear_cross_entropy(h.reshape({-1, h.size(-1)}), head_weight().detach(), targets.reshape({-1}),
-                                   cfg_.embedding.output_scale, loss_chunk_rows_);
+                                   cfg_.embedding.output_scale);
   auto sum = mean * static_cast<double>(targets.numel());  // each token's own loss, not their mean
   return torch::autograd::grad({sum}, {x})[0].detach();
 }
@@ -151,7 +151,7 @@ at::Tensor LanguageModel::logits_of(const at::Tensor& hidden) const {
 at::Tensor LanguageModel::token_losses(const at::Tensor& ids, const at::Tensor& targets) {
   auto h = hidden(ids);
   return linear_cross_entropy_per_row(h.reshape({-1, h.size(-1)}), head_weight(), targets.reshape({-1}),
-                                      cfg_.embedding.output_scale, loss_chunk_rows_)
+                                      cfg_.embedding.output_scale)
       .view(targets.sizes());
 }
 
@@ -167,7 +167,7 @@ at::Tensor LanguageModel::head_loss(const at::Tensor& h, const at::Tensor& targe
   TraceScope scope("head and loss");
   RECORD_USER_SCOPE(kLossHeadScope);  // ember train --profile: the loss head's own category
   return linear_cross_entropy(h.reshape({-1, h.size(-1)}), head_weight(), targets.reshape({-1}),
-                              cfg_.embedding.output_scale, loss_chunk_rows_, gradient);
+                              cfg_.embedding.output_scale, /*chunk_rows=*/0, gradient);
 }
 
 int64_t LanguageModel::num_parameters() const {

@@ -18,6 +18,5 @@ void install_preemption_handlers() {
 }
 
 bool preemption_requested() { return g_requested != 0; }
-void request_preemption() { g_requested = 1; }
 
 }  // namespace ember

@@ -16,9 +16,6 @@ struct LayerAlignment {
   double mlp_cos = 0.0;    // mean cos(MLP_l output, h_l)
 };
 
-// Mean over all tokens of the cosine between matching rows of [.., D] tensors (0 for zero rows).
-double mean_row_cosine(const at::Tensor& a, const at::Tensor& b);
-
 struct AlignmentResult {
   std::vector<LayerAlignment> layers;
   int64_t tokens = 0;

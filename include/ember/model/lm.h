@@ -54,7 +54,6 @@ class LanguageModel : public torch::nn::Module {
   // Blocks whose activations are recomputed in backward (activation_checkpoint.h): none, all, or
   // every k-th; and the rows of logits per chunk of the loss (0: about 256 MB of fp32 logits).
   void set_activation_checkpointing(ActivationCheckpointing mode, int64_t k = 1);
-  void set_loss_chunk_rows(int64_t rows) { loss_chunk_rows_ = rows; }
 
   at::Tensor logits_of(const at::Tensor& hidden) const;  // s h W^T
   FeedbackNeeds feedback_needs() const;  // what the blocks read of the next-token feedback
@@ -83,7 +82,6 @@ class LanguageModel : public torch::nn::Module {
   at::Tensor decode_first_pass(const at::Tensor& ids, DecodeState& state);  // Feedback::first_pass of decode
   at::Tensor head_;              // undefined when tied
   std::vector<bool> recompute_;  // per block: activation checkpointing
-  int64_t loss_chunk_rows_ = 0;
   at::Tensor head_loss(const at::Tensor& h, const at::Tensor& targets, const LossGradient& gradient);
 };
 

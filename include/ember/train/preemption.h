@@ -6,6 +6,5 @@ namespace ember {
 
 void install_preemption_handlers();
 bool preemption_requested();
-void request_preemption();  // for tests
 
 }  // namespace ember
