@@ -6,8 +6,8 @@
 # the config's 3e-3 it plateaus near 50% up to 2,000 steps, seeds 1-3). Titans LMM learns recall
 # once its weights are drawn at 1/sqrt(d) rather than the config's 0.02: at d 128, init_std 0.088,
 # the normalised inner step (theta_max 1) and reading before each write, seeds 1-3 recall
-# 0.998-1.000 at 1,000 steps, and seeds 1-2 0.56 and 0.06 at 0.02 (docs/mixers.md, "Associative
-# recall"; the independent PyTorch DeltaNet in recall_reference.py depends on the scale of its
+# 0.998-1.000 at 1,000 steps, and seeds 1-2 0.56 and 0.06 at 0.02 (experiments/mixers-cpu/README.md,
+# "Associative recall"; the independent PyTorch DeltaNet in recall_reference.py depends on the scale of its
 # q/k/v projections the same way).
 source "$(dirname "$0")/lib_common.sh"
 CONFIGS="$EMBER_SOURCE_DIR/configs"

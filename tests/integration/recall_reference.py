@@ -1,5 +1,5 @@
-"""An independent PyTorch reference for the associative-recall task (docs/mixers.md, "Associative
-recall"): a 2-layer DeltaNet language model written from the papers, not from ember's code. It
+"""An independent PyTorch reference for the associative-recall task (experiments/mixers-cpu/README.md,
+"Associative recall"): a 2-layer DeltaNet language model written from the papers, not from ember's code. It
 answers whether a standard linear-memory mixer learns `ember prepare recall`'s data at
 configs/recall.yaml's budget, and how that depends on the scale the projections are drawn at.
 

@@ -300,7 +300,7 @@ double stored_pairs_recalled(double theta, bool residual, int64_t dh = 16, Inner
 // The memory as an associative store: at theta 4 (the loss is a mean over d_h, so a write moves
 // M(k) by about theta (2 / d_h) |SiLU(k W1)|^2 of the way to v) four pairs read back to their own
 // values; at the default theta_max's 0.1 a write barely moves the memory and reads are near
-// chance (1/4). docs/mixers.md, "Associative recall".
+// chance (1/4). experiments/mixers-cpu/README.md, "Associative recall".
 TEST(Titans, TheMemoryStoresPairsOnlyAtAStepNearOne) {
   for (bool residual : {true, false}) {
     const double strong = stored_pairs_recalled(4.0, residual), weak = stored_pairs_recalled(0.1, residual);
