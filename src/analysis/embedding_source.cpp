@@ -104,7 +104,11 @@ EmbeddingMatrix from_index(const fs::path& index_file, const std::string& tensor
     throw DataError(index_file.string() + ": no \"weight_map\" object (expected a safetensors index)");
   const auto& map = index["weight_map"];
   std::vector<std::string> names;
-  for (const auto& [name, shard] : map.items()) names.push_back(name);
+  for (const auto& [name, shard] : map.items()) {
+    if (!shard.is_string())
+      throw DataError(fmt::format("{}: weight_map['{}'] is {}, not a file name", index_file.string(), name, shard.dump()));
+    names.push_back(name);
+  }
   const std::string name = tensor.empty() ? find_embedding_tensor(names, index_file.string()) : tensor;
   if (!map.contains(name)) throw DataError(fmt::format("{}: the index has no tensor '{}'", index_file.string(), name));
   const fs::path shard = index_file.parent_path() / map[name].get<std::string>();

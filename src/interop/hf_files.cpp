@@ -66,7 +66,12 @@ TensorMap read_sharded(const fs::path& dir, const fs::path& index_file) {
   if (!index.contains("weight_map") || !index["weight_map"].is_object())
     throw CheckpointError("'" + index_file.string() + "' has no weight_map");
   std::set<std::string> files;
-  for (const auto& [name, file] : index["weight_map"].items()) files.insert(file.get<std::string>());
+  for (const auto& [name, file] : index["weight_map"].items()) {
+    if (!file.is_string())
+      throw CheckpointError("'" + index_file.string() + "': weight_map['" + name + "'] is " + file.dump() +
+                            ", not a file name");
+    files.insert(file.get<std::string>());
+  }
   TensorMap out;
   for (const auto& file : files) {
     if (!fs::exists(dir / file))

@@ -12,6 +12,7 @@
 namespace ember {
 
 std::string read_text_file(const fs::path& path) {
+  if (fs::is_directory(path)) throw Error("'" + path.string() + "' is a directory, not a file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error("cannot open '" + path.string() + "' for reading");
   std::ostringstream ss;

@@ -86,6 +86,9 @@ TEST(CapacitySources, ShardedIndexReadsOnlyTheShardWithTheTensor) {
     EXPECT_TRUE(torch::equal(m.matrix, emb));
   }
   expect_error_containing([&] { load_embedding_matrix(dir, "nope.weight"); }, {"no tensor 'nope.weight'"});
+  std::ofstream(dir / "bad.index.json") << R"({"weight_map": {"transformer.wte.weight": 3}})";  // found by fuzz_hf_index
+  expect_error_containing([&] { load_embedding_matrix(dir / "bad.index.json"); },
+                          {"bad.index.json", "weight_map['transformer.wte.weight'] is 3, not a file name"});
   fs::remove(dir / "model-00002-of-00002.safetensors");
   expect_error_containing([&] { load_embedding_matrix(dir); }, {"model-00002-of-00002.safetensors", "does not exist"});
 }

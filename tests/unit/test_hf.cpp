@@ -281,6 +281,21 @@ TEST(HfFiles, ShardsAndIndexRoundTrip) {
   EXPECT_NE(ember::testing::error_message([&] { ember::read_hf_weights(dir); }).find("no model.safetensors"), std::string::npos);
 }
 
+// Found by fuzz_hf_index (tests/fuzz/corpus/hf_index/crash-*): a weight_map value that is not a string
+// escaped as nlohmann's type_error; a shard named "" or "." is the folder itself.
+TEST(HfFiles, WeightMapEntriesThatAreNotFilesAreNamed) {
+  const auto dir = ember::testing::scratch_dir("hf", "bad_index");
+  ember::save_safetensors(dir / "model-00001-of-00001.safetensors", {{"w", torch::ones({2})}});
+  const auto message_for = [&](const std::string& weight_map) {
+    ember::testing::write_text(dir, "model.safetensors.index.json", R"({"weight_map": )" + weight_map + "}");
+    return ember::testing::error_message([&] { ember::read_hf_weights(dir); });
+  };
+  EXPECT_NE(message_for(R"({"w": {"file": 1}})").find(R"(weight_map['w'] is {"file":1}, not a file name)"), std::string::npos);
+  EXPECT_NE(message_for(R"({"w": 7})").find("weight_map['w'] is 7"), std::string::npos);
+  EXPECT_NE(message_for(R"({"w": "."})").find("is a directory, not a file"), std::string::npos);
+  EXPECT_EQ(message_for(R"({"w": "model-00001-of-00001.safetensors"})"), "(no error)");
+}
+
 TEST(HfFiles, ByteSizes) {
   EXPECT_EQ(ember::parse_byte_size("5GB", "f"), 5'000'000'000);
   EXPECT_EQ(ember::parse_byte_size("200mb", "f"), 200'000'000);
