@@ -59,10 +59,16 @@ struct ChunkPlan {
   at::Tensor kc_n, e_n;       // Kc_n theta, E_n theta as columns [.., n, 1]
   at::Tensor a_n, bv_n, p_n;  // [.., 1, 1]
 
+  // f applied to every tensor above: the one list of them.
+  template <class F>
+  void each(F&& f) {
+    for (at::Tensor* x : {&q, &k, &kv, &qa, &qb, &mq, &kr_theta, &ar, &bvr, &k_kc, &k_e, &kc_n, &e_n, &a_n, &bv_n, &p_n})
+      f(*x);
+  }
   ChunkPlan chunk(int64_t j) const {
-    auto at_j = [j](const at::Tensor& x) { return x.select(0, j); };
-    return {at_j(q),   at_j(k),    at_j(kv),  at_j(qa),   at_j(qb),  at_j(mq),  at_j(kr_theta), at_j(ar),
-            at_j(bvr), at_j(k_kc), at_j(k_e), at_j(kc_n), at_j(e_n), at_j(a_n), at_j(bv_n),     at_j(p_n)};
+    ChunkPlan c = *this;
+    c.each([j](at::Tensor& x) { x = x.select(0, j); });
+    return c;
   }
 };
 
@@ -82,25 +88,23 @@ ChunkPlan chunk_plan(const at::Tensor& q, const at::Tensor& k, const at::Tensor&
   auto kc_n = rows(c.kc.select(-2, n - 1) * theta), e_n = rows(c.e.select(-2, n - 1) * theta);
   // Chunk-major and contiguous, so that each chunk's slices feed the batched matmuls without copies.
   auto major = [](const at::Tensor& x) { return x.transpose(0, 1).contiguous(); };
-  ChunkPlan plan{q,
-                 k,
-                 (2.0 / static_cast<double>(k.size(-1))) * (rule.residual ? k - v : -v),
-                 rows(ar) * q,
-                 rows(bvr) * q,
-                 kr_theta * at::matmul(q, transposed(k)),
-                 kr_theta,
-                 rows(ar),
-                 rows(bvr),
-                 transposed(kc_n * k),
-                 transposed(e_n * k),
-                 kc_n,
-                 e_n,
-                 last(c.a),
-                 last(c.bv),
-                 last(c.p)};
-  for (at::Tensor* x : {&plan.q, &plan.k, &plan.kv, &plan.qa, &plan.qb, &plan.mq, &plan.kr_theta, &plan.ar, &plan.bvr,
-                        &plan.k_kc, &plan.k_e, &plan.kc_n, &plan.e_n, &plan.a_n, &plan.bv_n, &plan.p_n})
-    *x = major(*x);
+  ChunkPlan plan{.q = q,
+                 .k = k,
+                 .kv = (2.0 / static_cast<double>(k.size(-1))) * (rule.residual ? k - v : -v),
+                 .qa = rows(ar) * q,
+                 .qb = rows(bvr) * q,
+                 .mq = kr_theta * at::matmul(q, transposed(k)),
+                 .kr_theta = kr_theta,
+                 .ar = rows(ar),
+                 .bvr = rows(bvr),
+                 .k_kc = transposed(kc_n * k),
+                 .k_e = transposed(e_n * k),
+                 .kc_n = kc_n,
+                 .e_n = e_n,
+                 .a_n = last(c.a),
+                 .bv_n = last(c.bv),
+                 .p_n = last(c.p)};
+  plan.each([&](at::Tensor& x) { x = major(x); });
   return plan;
 }
 
