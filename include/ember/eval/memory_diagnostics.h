@@ -8,15 +8,9 @@
 
 #include "ember/data/loader.h"
 #include "ember/model/lm.h"
+#include "ember/model/mixer_memory.h"
 
 namespace ember {
-
-struct MemoryChunk {
-  int64_t end = 0;                      // tokens of the sequence seen by the end of the chunk
-  double w1_ratio = 0.0, w2_ratio = 0.0;  // ||W_t||_F / ||W_0||_F, mean over sequences and heads
-  double contribution = 0.0;            // mean ||M_t(q) - q|| / ||q|| over the chunk's queries
-  double theta = 0.0, eta = 0.0, alpha = 0.0;  // mean gates over the chunk
-};
 
 struct MemoryLayer {
   int64_t layer = 0;
@@ -29,7 +23,7 @@ struct MemoryDiagnostics {
   int64_t sequences = 0, seq_len = 0;
 };
 
-// Throws UsageError when the model has no Titans mixer. Averages over `batches` batches.
+// Throws UsageError when no layer's mixer writes a memory (Mixer::memory(): titans does). Averages over `batches` batches.
 MemoryDiagnostics memory_diagnostics(LanguageModel& model, BatchLoader& loader, int64_t batches);
 
 }  // namespace ember

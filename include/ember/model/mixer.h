@@ -17,6 +17,8 @@ namespace ember {
 
 // What a mixer carries from one decoding call to the next for a batch of sequences (a KV cache, a
 // convolution window, a memory state); the mixer makes it on the first call.
+class MixerMemory;  // model/mixer_memory.h
+
 struct MixerState {
   virtual ~MixerState() = default;
   int64_t position = 0;  // tokens seen so far
@@ -33,6 +35,8 @@ class Mixer : public torch::nn::Module {
   // Bytes per token the mixer's forward keeps for backward, its input excepted (the block counts
   // that), when activations are `elem` bytes (4 fp32, 2 under bf16 autocast): for `ember inspect --memory`.
   virtual double activation_bytes_per_token(int64_t elem) const = 0;
+  // The memory the mixer writes as it reads, for diagnostics; null: it keeps none (model/mixer_memory.h).
+  virtual const MixerMemory* memory() const { return nullptr; }
 };
 
 // What every mixer is built from: the chassis sizes of its layer and the seam's config (a factory

@@ -12,6 +12,7 @@
 //        out = W_O( merge_heads( RMSNorm_a(a) * sigmoid(RMSNorm_head(y)) ) )          (Eq. 28)
 #pragma once
 #include "ember/model/mixer.h"
+#include "ember/model/mixer_memory.h"
 #include "ember/model/mixers/titans/neural_memory.h"
 #include "ember/model/norm.h"
 
@@ -58,7 +59,7 @@ struct TitansConfig {
 
 struct AttentionWindowCache;  // mag decoding: the keys and values the window still needs
 
-class Titans : public Mixer {
+class Titans : public Mixer, public MixerMemory {
  public:
   Titans(const MixerContext& ctx, const TitansConfig& cfg);
   at::Tensor forward(const at::Tensor& x, const Rope& rope) override;
@@ -67,6 +68,9 @@ class Titans : public Mixer {
   at::Tensor decode(const at::Tensor& x, const Rope& rope, std::unique_ptr<MixerState>& state) override;
   int64_t extra_flops_per_token(int64_t seq_len) const override;
   double activation_bytes_per_token(int64_t elem) const override;
+  const MixerMemory* memory() const override { return this; }
+  std::vector<MemoryChunk> memory_profile(const at::Tensor& x) const override;
+  std::vector<double> forget_gate_bias() const override;
 
   // The memory's per-token inputs for x [B, T, d] (persistent tokens already prepended);
   // `windows` (null: x starts the sequence) holds the last conv_kernel - 1 projections of q, k, v
