@@ -47,10 +47,8 @@ ember::Config with(const std::vector<std::string>& sets) { return ember::load_co
 }  // namespace
 
 TEST(ModelHash, EveryShippedConfigHashesAsTheTextSurgeryDid) {
-  const char* src = std::getenv("EMBER_SOURCE_DIR");
-  ASSERT_NE(src, nullptr) << "EMBER_SOURCE_DIR is not set (tests/CMakeLists.txt sets it)";
   int checked = 0;
-  for (const auto& e : fs::recursive_directory_iterator(fs::path(src) / "configs")) {
+  for (const auto& e : fs::recursive_directory_iterator(fs::path(EMBER_SOURCE_DIR_DEFAULT) / "configs")) {
     if (e.path().extension() != ".yaml" || e.path().parent_path().filename() == "sweeps") continue;
     // An overlay (tapered/wider_early.yaml) is given on top of its folder's cpu.yaml, as the docs do.
     ember::Config cfg;
