@@ -71,6 +71,27 @@ std::string seeds_sentence(const ReportRow& row, const ReportRow& base) {
                      row.member, seed_list(row.seeds), base.member, seed_list(base.seeds));
 }
 
+// Each metric's p values across the members compared with the baseline, adjusted together
+// (experiment/multiple_comparisons.h).
+void adjust_across_members(Report& report) {
+  for (const auto& m : report.metrics) {
+    std::vector<PairedDiff*> tests;
+    std::vector<double> p;
+    for (auto& row : report.rows)
+      if (const auto it = row.paired.find(m); it != row.paired.end()) {
+        tests.push_back(&it->second);
+        p.push_back(it->second.p);
+      }
+    const auto adjusted = adjust_p_values(p, report.correction);
+    for (size_t i = 0; i < tests.size(); ++i) {
+      tests[i]->p_adjusted = adjusted[i];
+      tests[i]->resolved_adjusted = tests[i]->resolved && adjusted[i] < 0.05;  // the 95% interval's level
+    }
+  }
+}
+
+std::string p_text(double p) { return std::isfinite(p) ? fmt::format("{:.3g}", p) : "n/a"; }
+
 }  // namespace
 
 void pair_with_baseline(Report& report) {
@@ -78,6 +99,20 @@ void pair_with_baseline(Report& report) {
                                  [&](const ReportRow& r) { return r.member == report.baseline; });
   for (auto& row : report.rows)
     if (&row != &*base) pair_member(row, *base, report.metrics);
+  adjust_across_members(report);
+}
+
+std::string correction_sentence(const Report& report) {
+  const size_t compared = report.rows.size() - 1;
+  if (report.correction == Correction::none)
+    return fmt::format("p: the paired t test of a zero mean, not corrected for the {} members compared with the "
+                       "baseline (--correction none): a member is resolved when its interval excludes 0.",
+                       compared);
+  return fmt::format("p: the paired t test of a zero mean; p ({0}): adjusted by {1} across the {2} members compared "
+                     "with the baseline, per metric (--correction {0}). A member is resolved when its adjusted p "
+                     "is below 0.05; borderline when its interval excludes 0 but its adjusted p does not.",
+                     enum_name(report.correction),
+                     report.correction == Correction::holm ? "Holm's step-down method" : "Bonferroni", compared);
 }
 
 std::string paired_markdown(const Report& report) {
@@ -88,17 +123,21 @@ std::string paired_markdown(const Report& report) {
   md << "\n## Paired differences against `" << report.baseline << "` (95% t interval over common seeds)\n\n"
      << "Seeds are paired: a seed gives the same data order and initialisation in every member. Per seed, "
      << "member - baseline; their mean, its 95% Student t interval (n - 1 degrees of freedom) and how many "
-     << "seeds agree with the mean's sign. A difference whose interval contains 0 is not resolved.\n";
+     << "seeds agree with the mean's sign. A difference whose interval contains 0 is not resolved. "
+     << correction_sentence(report) << "\n";
   for (const auto& row : report.rows) {
     if (row.member == report.baseline) continue;
     md << "\n### " << row.member << " vs " << report.baseline << "\n\n" << seeds_sentence(row, base) << "\n";
     if (row.paired.empty()) continue;
-    md << "\n| metric | per-seed differences | mean | 95% interval | sign agrees | |\n|---|---|---|---|---|---|\n";
+    md << fmt::format("\n| metric | per-seed differences | mean | 95% interval | p | p ({}) | sign agrees | |\n"
+                      "|---|---|---|---|---|---|---|---|\n",
+                      enum_name(report.correction));
     for (const auto& m : report.metrics) {
       if (!row.paired.count(m)) continue;
       const auto& p = row.paired.at(m);
-      md << fmt::format("| {} | {} | {} | {} | {}/{} | {} |\n", m, per_seed_text(p), signed_number(p.mean),
-                        interval_text(p), p.sign_agree, p.seeds.size(), p.resolved ? "resolved" : "not resolved");
+      md << fmt::format("| {} | {} | {} | {} | {} | {} | {}/{} | {} |\n", m, per_seed_text(p), signed_number(p.mean),
+                        interval_text(p), p_text(p.p), p_text(p.p_adjusted), p.sign_agree, p.seeds.size(),
+                        paired_verdict(p));
     }
   }
   return md.str();

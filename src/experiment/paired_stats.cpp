@@ -38,7 +38,18 @@ PairedDiff paired_difference(const std::vector<int64_t>& seeds, const std::vecto
                       std::sqrt(static_cast<double>(n));
   p.ci_low = p.mean - half, p.ci_high = p.mean + half;
   p.resolved = p.ci_low > 0 || p.ci_high < 0;
+  if (p.sd > 0)  // p = 2 P(T > |t|), t = mean / (s / sqrt(n))
+    p.p = 2 * student_t_cdf(-std::fabs(p.mean) / (p.sd / std::sqrt(static_cast<double>(n))), static_cast<double>(n - 1));
+  else
+    p.p = p.mean == 0 ? 1.0 : 0.0;  // every seed the same difference
+  p.p_adjusted = p.p;
+  p.resolved_adjusted = p.resolved;
   return p;
+}
+
+const char* paired_verdict(const PairedDiff& p) {
+  if (p.resolved_adjusted) return "resolved";
+  return p.resolved ? "borderline" : "not resolved";
 }
 
 std::vector<int64_t> common_seeds(std::vector<int64_t> a, std::vector<int64_t> b) {

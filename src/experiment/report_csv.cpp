@@ -30,8 +30,10 @@ std::string metric_column(const std::string& metric, const std::string& suffix) 
   return metric + (metric.find(' ') == std::string::npos ? "_" : " ") + suffix;
 }
 
-constexpr const char* kPairedSuffixes[] = {"diff", "mean_diff", "sd_diff", "ci_low", "ci_high", "sign_agree",
-                                           "resolved"};
+// resolved: the interval excludes 0; p: the paired t test; p_adjusted: after the report's correction
+// (the `correction` column); verdict: resolved, borderline or not resolved (paired_stats.h).
+constexpr const char* kPairedSuffixes[] = {"diff",     "mean_diff", "sd_diff",    "ci_low", "ci_high",
+                                           "sign_agree", "resolved", "p", "p_adjusted", "verdict"};
 
 // Metrics whose values have no column of the summary table: the frequency buckets.
 bool has_own_value_column(const std::string& metric, const Report& report) {
@@ -46,7 +48,7 @@ std::string csv_header(const Report& report) {
   csv << ",seeds,params,tokens,train_loss,train_loss_std,val_loss,val_loss_std,val_ppl,val_ppl_std,"
          "val_ppl_change_pct,rare_ppl,rare_ppl_std,rare_ppl_change_pct,frequent_ppl,tokens_per_s";
   for (const auto& task : report.tasks) csv << "," << csv_quoted(task) << "," << csv_quoted(task + " std");
-  csv << ",val_tokens,runs,row,seed,n_common_seeds,common_seeds";
+  csv << ",val_tokens,runs,row,seed,n_common_seeds,common_seeds,correction";
   for (const auto& m : report.metrics) {
     if (!has_own_value_column(m, report)) csv << "," << csv_quoted(m);
     for (const char* suffix : kPairedSuffixes) csv << "," << csv_quoted(metric_column(m, suffix));
@@ -78,11 +80,11 @@ std::string table_cells(const Report& report, const ReportRow& r, bool summary) 
 
 std::string seed_row_csv(const Report& report, const ReportRow& r) {
   std::ostringstream csv;
-  csv << table_cells(report, r, false) << ",seed," << r.seed << ",,";
+  csv << table_cells(report, r, false) << ",seed," << r.seed << ",,,";
   for (const auto& m : report.metrics) {
     const auto v = r.values.find(m);
     if (!has_own_value_column(m, report)) csv << "," << (v != r.values.end() ? csv_number(v->second.mean) : "");
-    csv << "," << (r.diffs.count(m) ? csv_number(r.diffs.at(m)) : "") << ",,,,,,";
+    csv << "," << (r.diffs.count(m) ? csv_number(r.diffs.at(m)) : "") << ",,,,,,,,,";
   }
   return csv.str() + "\n";
 }
@@ -91,18 +93,21 @@ std::string summary_row_csv(const Report& report, const ReportRow& r) {
   const bool compared = r.member != report.baseline;
   std::ostringstream csv;
   csv << table_cells(report, r, true) << ",summary,,"
-      << (compared ? fmt::format("{},{}", r.common_seeds.size(), fmt::join(r.common_seeds, ";")) : ",");
+      << (compared ? fmt::format("{},{},{}", r.common_seeds.size(), fmt::join(r.common_seeds, ";"),
+                                 enum_name(report.correction))
+                   : ",,");
   for (const auto& m : report.metrics) {
     const auto v = r.values.find(m);
     if (!has_own_value_column(m, report)) csv << "," << (v != r.values.end() ? csv_number(v->second.mean) : "");
     const auto p = r.paired.find(m);
     if (p == r.paired.end()) {
-      csv << ",,,,,,,";
+      csv << ",,,,,,,,,,";
       continue;
     }
     const auto& d = p->second;
-    csv << fmt::format(",,{},{},{},{},{},{}", csv_number(d.mean), csv_number(d.sd), csv_number(d.ci_low),
-                       csv_number(d.ci_high), d.sign_agree, d.resolved ? "yes" : "no");
+    csv << fmt::format(",,{},{},{},{},{},{},{},{},{}", csv_number(d.mean), csv_number(d.sd), csv_number(d.ci_low),
+                       csv_number(d.ci_high), d.sign_agree, d.resolved ? "yes" : "no", csv_number(d.p),
+                       csv_number(d.p_adjusted), paired_verdict(d));
   }
   return csv.str() + "\n";
 }

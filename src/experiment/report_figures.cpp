@@ -200,7 +200,7 @@ BarChart paired_difference_chart(const Report& report) {
     const auto it = row.paired.find("val_loss");
     if (it == row.paired.end() || !std::isfinite(it->second.ci_low)) continue;
     const auto& d = it->second;
-    chart.categories.push_back(row.member + (d.resolved ? "" : " (not resolved)"));
+    chart.categories.push_back(row.member + (d.resolved_adjusted ? "" : d.resolved ? " (borderline)" : " (not resolved)"));
     s.values.push_back(d.mean), s.spread.push_back((d.ci_high - d.ci_low) / 2);  // the t interval is symmetric
     lo = std::min(lo, d.seeds.size()), hi = std::max(hi, d.seeds.size());
   }

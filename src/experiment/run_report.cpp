@@ -269,9 +269,10 @@ std::vector<std::string> duplicate_seeds(const std::map<std::string, std::vector
 
 }  // namespace
 
-Report make_report(const std::vector<RunResult>& runs, const std::string& baseline) {
+Report make_report(const std::vector<RunResult>& runs, const std::string& baseline, Correction correction) {
   if (runs.empty()) throw UsageError("report: no runs given");
   Report report;
+  report.correction = correction;
   std::vector<std::string> order;
   std::map<std::string, std::vector<const RunResult*>> groups;
   for (const auto& r : runs) {

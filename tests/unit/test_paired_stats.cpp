@@ -5,10 +5,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
+#include <iterator>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <sstream>
 
+#include "ember/experiment/multiple_comparisons.h"
 #include "ember/experiment/paired_report.h"
 #include "ember/experiment/paired_stats.h"
 #include "ember/experiment/report_figures.h"
@@ -110,6 +114,120 @@ TEST(PairedStats, OneSeedHasNoIntervalAndZeroSpreadIsThePoint) {
   EXPECT_THROW(ember::paired_difference({1, 2}, {0.1}), ember::UsageError);
 }
 
+TEST(PairedStats, PValuesAreThePairedTTestAndAgreeWithTheInterval) {
+  // df 2: P(|T| > t) = 1 - t / sqrt(2 + t^2); diffs 1, 2, 3 give t = 2 / (1 / sqrt(3)) = sqrt(12)
+  EXPECT_NEAR(ember::paired_difference({1, 2, 3}, {1, 2, 3}).p, 1 - std::sqrt(12.0 / 14.0), 1e-12);
+  // df 1: P(|T| > t) = 1 - 2 atan(t) / pi; diffs -0.2, -0.05 give t = 0.125 / 0.075
+  EXPECT_NEAR(ember::paired_difference({2, 3}, {-0.2, -0.05}).p, 1 - 2 * std::atan(0.125 / 0.075) / M_PI, 1e-12);
+  for (const auto& diffs : std::vector<std::vector<double>>{{-0.228, -0.005, -0.114}, {-0.10, -0.12, -0.11}}) {
+    const auto p = ember::paired_difference({1, 2, 3}, diffs);
+    EXPECT_EQ(p.p < 0.05, p.resolved) << p.p;
+    EXPECT_EQ(p.p_adjusted, p.p);  // until a report corrects it
+  }
+  EXPECT_EQ(ember::paired_difference({1, 2}, {0.05, 0.05}).p, 0.0);
+  EXPECT_EQ(ember::paired_difference({1, 2}, {0.0, 0.0}).p, 1.0);
+  EXPECT_TRUE(std::isnan(ember::paired_difference({5}, {-0.3}).p));
+}
+
+// Holm (1979) and Bonferroni by hand: p = 0.01, 0.04, 0.03, 0.005 and one comparison without a test.
+TEST(MultipleComparisons, HolmAndBonferroniByHand) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<double> p = {0.01, 0.04, 0.03, 0.005, nan};
+  // sorted 0.005, 0.01, 0.03, 0.04 times 4, 3, 2, 1: 0.02, 0.03, 0.06, 0.04, then non-decreasing
+  const auto holm = ember::adjust_p_values(p, ember::Correction::holm);
+  const std::vector<double> want_holm = {0.03, 0.06, 0.06, 0.02};
+  const auto bonf = ember::adjust_p_values(p, ember::Correction::bonferroni);
+  const std::vector<double> want_bonf = {0.04, 0.16, 0.12, 0.02};
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_NEAR(holm[i], want_holm[i], 1e-15) << i;
+    EXPECT_NEAR(bonf[i], want_bonf[i], 1e-15) << i;
+    EXPECT_LE(holm[i], bonf[i]);  // Holm is never weaker
+  }
+  EXPECT_TRUE(std::isnan(holm[4]) && std::isnan(bonf[4]));
+  EXPECT_EQ(ember::adjust_p_values(p, ember::Correction::none)[2], 0.03);
+  EXPECT_EQ(ember::adjust_p_values({0.5, 0.6}, ember::Correction::holm), (std::vector<double>{1.0, 1.0}));
+  EXPECT_EQ(ember::adjust_p_values({0.5, 0.6}, ember::Correction::bonferroni), (std::vector<double>{1.0, 1.0}));
+  EXPECT_EQ(ember::adjust_p_values({0.02}, ember::Correction::holm), (std::vector<double>{0.02}));  // one test
+}
+
+// Three members each 2.6% from the baseline alone (p 0.0262, t = 0.14 / (0.04 / sqrt(3)), 2 df): each
+// interval excludes 0, but corrected for three comparisons none passes 0.05.
+TEST(PairedReport, SeveralMembersAreCorrectedTogetherAndTheReportSaysSo) {
+  std::vector<ember::RunResult> runs = {seeded_run("base", 1, 2.0), seeded_run("base", 2, 2.1),
+                                        seeded_run("base", 3, 2.2)};
+  for (const char* m : {"a", "b", "c"})
+    for (const auto& [seed, loss] : std::vector<std::pair<int64_t, double>>{{1, 1.9}, {2, 1.96}, {3, 2.02}})
+      runs.push_back(seeded_run(m, seed, loss));
+  const double p1 = 1 - 0.14 / (0.04 / std::sqrt(3.0)) / std::sqrt(2 + std::pow(0.14 / (0.04 / std::sqrt(3.0)), 2));
+  const auto holm = ember::make_report(runs, "base");
+  for (size_t i = 1; i < 4; ++i) {
+    const auto& d = holm.rows[i].paired.at("val_loss");
+    EXPECT_NEAR(d.p, p1, 1e-9);
+    EXPECT_NEAR(d.p_adjusted, 3 * p1, 1e-9);  // equal p values: Holm gives each the largest multiple
+    EXPECT_TRUE(d.resolved);
+    EXPECT_FALSE(d.resolved_adjusted);
+    EXPECT_STREQ(ember::paired_verdict(d), "borderline");
+  }
+  const auto md = ember::report_markdown(holm);
+  EXPECT_NE(md.find("adjusted by Holm's step-down method across the 3 members compared with the baseline"),
+            std::string::npos) << md;
+  EXPECT_NE(md.find("| p | p (holm) | sign agrees |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 0.0261 | 0.0784 | 3/3 | borderline |"), std::string::npos) << md;
+  const auto rows = read_csv(ember::report_csv(holm));
+  EXPECT_EQ(rows.back().at("correction"), "holm");
+  EXPECT_EQ(rows.back().at("val_loss_verdict"), "borderline");
+  EXPECT_EQ(rows.back().at("val_loss_resolved"), "yes");  // the interval alone
+  EXPECT_NEAR(std::stod(rows.back().at("val_loss_p_adjusted")), 3 * p1, 1e-9);
+  EXPECT_EQ(ember::paired_difference_chart(holm).categories[0], "a (borderline)");
+  const auto none = ember::make_report(runs, "base", ember::Correction::none);
+  EXPECT_STREQ(ember::paired_verdict(none.rows[1].paired.at("val_loss")), "resolved");
+  EXPECT_NE(ember::report_markdown(none).find("not corrected for the 3 members"), std::string::npos);
+  const auto bonf = ember::make_report(runs, "base", ember::Correction::bonferroni);
+  EXPECT_NEAR(bonf.rows[2].paired.at("val_loss").p_adjusted, 3 * p1, 1e-9);
+}
+
+// The tapered CPU experiment (experiments/tapered-cpu/report.csv, 6 members x 5 seeds) re-read with
+// the correction: the p values against an independent computation (mpmath's regularized incomplete
+// beta, P(|T| >= |t|) = I_{4/(4+t^2)}(2, 1/2)), then Holm over the five members by hand.
+TEST(PairedReport, TheTaperedExperimentIsBorderlineAfterHolm) {
+  std::ifstream in(EMBER_SOURCE_DIR_DEFAULT "/experiments/tapered-cpu/report.csv");
+  ASSERT_TRUE(in) << "experiments/tapered-cpu/report.csv is missing";
+  const std::string text{std::istreambuf_iterator<char>(in), {}};
+  std::vector<ember::RunResult> runs;
+  for (const auto& row : read_csv(text)) {
+    if (row.at("row") != "seed") continue;
+    ember::RunResult r;
+    r.group = row.at("member"), r.seed = std::stoll(row.at("seed")), r.dir = row.at("runs");
+    r.val_loss = std::stod(row.at("val_loss")), r.val_ppl = std::stod(row.at("val_ppl"));
+    r.train_loss = std::stod(row.at("train_loss"));
+    runs.push_back(r);
+  }
+  ASSERT_EQ(runs.size(), 30u);
+  const auto report = ember::make_report(runs, "uniform");
+  struct Want {
+    const char* member;
+    double p_loss, holm_loss, p_ppl, holm_ppl;
+    const char* loss_verdict;
+  };
+  const Want want[] = {{"linear", 0.0493, 0.1828, 0.0567, 0.2132, "borderline"},
+                       {"cosine", 0.0768, 0.1828, 0.0848, 0.2132, "not resolved"},
+                       {"sigmoid", 0.0457, 0.1828, 0.0533, 0.2132, "borderline"},
+                       {"cosine_1.25-0.75", 0.1977, 0.1977, 0.2069, 0.2132, "not resolved"},
+                       {"cosine_1.75-0.25", 0.0304, 0.1522, 0.0376, 0.1880, "borderline"}};
+  for (const auto& w : want) {
+    const auto row = std::find_if(report.rows.begin(), report.rows.end(), [&](const auto& r) { return r.member == w.member; });
+    ASSERT_NE(row, report.rows.end()) << w.member;
+    const auto& loss = row->paired.at("val_loss");
+    const auto& ppl = row->paired.at("val_ppl");
+    EXPECT_NEAR(loss.p, w.p_loss, 5e-5) << w.member;
+    EXPECT_NEAR(loss.p_adjusted, w.holm_loss, 5e-5) << w.member;
+    EXPECT_NEAR(ppl.p, w.p_ppl, 5e-5) << w.member;
+    EXPECT_NEAR(ppl.p_adjusted, w.holm_ppl, 5e-5) << w.member;
+    EXPECT_STREQ(ember::paired_verdict(loss), w.loss_verdict) << w.member;
+    EXPECT_FALSE(loss.resolved_adjusted || ppl.resolved_adjusted) << w.member;
+  }
+}
+
 TEST(PairedReport, MembersWithDifferentSeedSetsAreComparedOnTheirCommonSeeds) {
   EXPECT_EQ(ember::common_seeds({3, 1, 2}, {4, 2, 3}), (std::vector<int64_t>{2, 3}));
   const std::vector<ember::RunResult> runs = {
@@ -137,7 +255,7 @@ TEST(PairedReport, MembersWithDifferentSeedSetsAreComparedOnTheirCommonSeeds) {
   EXPECT_NE(md.find("Compared on their common seeds 2, 3 only: wide has 2, 3, 4; base has 1, 2, 3."),
             std::string::npos)
       << md;
-  EXPECT_NE(md.find("| val_loss | 2: -0.2, 3: -0.05 | -0.125 | [-1.078, +0.828] | 2/2 | not resolved |"),
+  EXPECT_NE(md.find("| val_loss | 2: -0.2, 3: -0.05 | -0.125 | [-1.078, +0.828] | 0.344 | 0.344 | 2/2 | not resolved |"),
             std::string::npos)
       << md;
   EXPECT_NE(md.find("No seed in common with `base` (far has 7; base has 1, 2, 3): not compared."), std::string::npos)
@@ -205,10 +323,10 @@ TEST(PairedReport, AResolvedDifferenceAndOneSeedAreSaidSo) {
       seeded_run("one", 2, 1.0)};
   const auto md = ember::report_markdown(ember::make_report(runs, "base"));
   EXPECT_NE(md.find("Seeds 1, 2, 3 (both members)."), std::string::npos) << md;
-  EXPECT_NE(md.find("| val_loss | 1: -0.2, 2: -0.19, 3: -0.2 | -0.1967 | [-0.211, -0.1823] | 3/3 | resolved |"),
+  EXPECT_NE(md.find("| val_loss | 1: -0.2, 2: -0.19, 3: -0.2 | -0.1967 | [-0.211, -0.1823] | 0.000287 | 0.000287 | 3/3 | resolved |"),
             std::string::npos)
       << md;
-  EXPECT_NE(md.find("| val_loss | 2: -1.1 | -1.1 | n/a (1 seed) | 1/1 | not resolved |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| val_loss | 2: -1.1 | -1.1 | n/a (1 seed) | n/a | n/a | 1/1 | not resolved |"), std::string::npos) << md;
 }
 
 TEST(PairedReport, TwoRunsOfOneSeedAreAWarningAndThePairingUsesTheFirst) {

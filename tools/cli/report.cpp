@@ -15,6 +15,7 @@ struct ReportArgs {
   std::vector<std::string> runs;
   std::string baseline;
   std::string out;
+  std::string correction = "holm";
 };
 
 // A folder with neither config.yaml nor metrics.jsonl (a sweep's logs/) is passed over, with a
@@ -29,7 +30,9 @@ void run_report(const ReportArgs& args) {
   std::vector<RunResult> runs;
   for (const auto& dir : args.runs)
     if (!is_other_folder(dir, args.runs.size())) runs.push_back(read_run(dir));
-  const auto report = make_report(runs, args.baseline);
+  Correction correction = Correction::holm;
+  enum_from_name(args.correction, correction);  // CLI11 checked the spelling
+  const auto report = make_report(runs, args.baseline, correction);
   for (const auto& w : report.warnings) std::cerr << "report: warning: " << w << "\n";
   if (args.out.empty()) {
     std::cout << report_markdown(report);
@@ -50,12 +53,18 @@ void register_report(CLI::App& app) {
       "  ember report runs/sweep/*/ --out runs/sweep     # report.md, report.csv and the figures\n"
       "Runs whose names differ only by _seed<N> are pooled (mean and standard deviation); each member is\n"
       "paired with the baseline seed by seed (train.seed): per-seed differences, their mean and 95% t interval,\n"
-      "\"not resolved\" when it contains 0 (docs/experiments.md, \"Paired differences\").");
+      "\"not resolved\" when it contains 0 (docs/experiments.md, \"Paired differences\"). With several members the\n"
+      "p values are corrected across them (Holm by default): a member whose interval excludes 0 but whose\n"
+      "corrected p does not pass 0.05 is \"borderline\".");
   auto args = std::make_shared<ReportArgs>();
   cmd->add_option("runs", args->runs, "Run directories")->required();
   cmd->add_option("--baseline", args->baseline, "The member the others are compared with (default: the first)");
   cmd->add_option("--out", args->out,
                   "Also write report.md, report.csv and the figures (PNG and SVG: losses, buckets, epsilon) there");
+  cmd->add_option("--correction", args->correction,
+                  "How each metric's p values are corrected across the members compared with the baseline")
+      ->check(CLI::IsMember(enum_spellings<Correction>()))
+      ->default_str("holm");
   cmd->callback([args] { run_report(*args); });
 }
 

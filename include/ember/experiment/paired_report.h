@@ -10,8 +10,12 @@
 namespace ember {
 
 // Fills each row's common_seeds and paired (every member but the baseline) and its seed rows'
-// diffs. A metric is paired when every common seed's run of both members has it.
+// diffs, then adjusts each metric's p values across the members (report.correction). A metric is
+// paired when every common seed's run of both members has it.
 void pair_with_baseline(Report& report);
+
+// The sentence of report.md that says how p values were corrected for several members.
+std::string correction_sentence(const Report& report);
 
 // The "Paired differences against <baseline>" section of report.md.
 std::string paired_markdown(const Report& report);

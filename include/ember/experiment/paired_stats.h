@@ -17,12 +17,23 @@ struct PairedDiff {
   double ci_low = std::numeric_limits<double>::quiet_NaN(), ci_high = std::numeric_limits<double>::quiet_NaN();
   int64_t sign_agree = 0;  // seeds whose difference has the sign of the mean (-1, 0 or +1)
   bool resolved = false;   // the interval excludes 0 (never with one seed)
+  // The two-sided paired t test of a zero mean: P(|T| >= |mean| / (sd / sqrt(n))), T ~ t_{n - 1}
+  // (p < 1 - confidence exactly when the interval excludes 0); NaN below 2 seeds.
+  double p = std::numeric_limits<double>::quiet_NaN();
+  // p after the report's correction across the members compared with the baseline
+  // (experiment/multiple_comparisons.h); p itself until a report adjusts it.
+  double p_adjusted = std::numeric_limits<double>::quiet_NaN();
+  bool resolved_adjusted = false;  // p_adjusted < 1 - confidence
 };
 
 // The statistics of `diffs`, one per seed of `seeds` (same length; UsageError otherwise, or for a
 // confidence outside (0, 1)). A zero spread over two or more seeds gives the point as its interval.
 PairedDiff paired_difference(const std::vector<int64_t>& seeds, const std::vector<double>& diffs,
                              double confidence = 0.95);
+
+// "resolved" (the adjusted p is below 1 - confidence), "borderline" (the interval excludes 0 but the
+// adjusted p does not: resolved only as a single comparison) or "not resolved".
+const char* paired_verdict(const PairedDiff& p);
 
 // The seeds both sets hold, ascending.
 std::vector<int64_t> common_seeds(std::vector<int64_t> a, std::vector<int64_t> b);

@@ -27,7 +27,8 @@ std::vector<ReportFigure> write_report_figures(const Report& report, const std::
 
 // The val_loss_diff figure's data: per member, its paired val_loss difference from the baseline (the
 // mean over the common seeds) and the half-width of its 95% t interval as the whisker, "(not
-// resolved)" after the name when the interval holds 0. No categories below two common seeds.
+// resolved)" after the name when the interval holds 0 and "(borderline)" when it does not but the
+// corrected p does (paired_stats.h, paired_verdict). No categories below two common seeds.
 BarChart paired_difference_chart(const Report& report);
 
 // A member's final input-embedding cosines with its seeds pooled (the counts summed; every seed has

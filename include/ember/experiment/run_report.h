@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "ember/experiment/multiple_comparisons.h"
 #include "ember/experiment/paired_stats.h"
 
 namespace ember {
@@ -80,6 +81,7 @@ inline constexpr const char* kInputEpsilon = "input epsilon";
 
 struct Report {
   std::string baseline;
+  Correction correction = Correction::holm;  // of each metric's p values across the compared members
   std::vector<std::string> varied;    // the settings that differ between members, in key order
   std::vector<std::string> tasks;     // task columns every member has
   // The metrics paired against the baseline: val_loss (the primary one), val_ppl, "ppl <range>" of
@@ -92,7 +94,8 @@ struct Report {
 };
 
 // Pools runs by group; `baseline` names a member (empty: the first). UsageError for an unknown one.
-Report make_report(const std::vector<RunResult>& runs, const std::string& baseline);
+Report make_report(const std::vector<RunResult>& runs, const std::string& baseline,
+                   Correction correction = Correction::holm);
 std::string report_markdown(const Report& report);
 // Per member one row per run (row = seed: its values and its differences from the baseline's run
 // of the same seed), then the member's (row = summary: means over its runs and the paired
