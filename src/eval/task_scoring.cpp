@@ -47,6 +47,12 @@ const nlohmann::json& field(const nlohmann::json& j, const std::vector<const cha
   throw UsageError(where + ": missing \"" + names.front() + "\"");
 }
 
+// A field that must hold text: UsageError naming it otherwise (a list where a string belongs).
+std::string text_of(const nlohmann::json& j, const std::string& name, const std::string& where) {
+  if (!j.is_string()) throw UsageError(where + ": \"" + name + "\" must be a string, not " + std::string(j.type_name()));
+  return j.get<std::string>();
+}
+
 int64_t label_of(const nlohmann::json& j, const std::string& where) {
   if (j.is_number_integer()) return j.get<int64_t>();
   if (j.is_string() && !j.get<std::string>().empty() &&
@@ -124,12 +130,12 @@ std::vector<ChoiceItem> read_choice_items(const std::string& path) {
     const std::string where = path + ":" + std::to_string(n);
     const auto j = parse_line(path, n, line);
     ChoiceItem item;
-    item.context = field(j, {"context", "ctx"}, where).get<std::string>();
+    item.context = text_of(field(j, {"context", "ctx"}, where), "context", where);
     const auto& endings = field(j, {"endings", "choices"}, where);
     if (!endings.is_array() || endings.size() < 2)
       throw UsageError(where + ": \"endings\" must list at least 2 endings");
     for (const auto& e : endings) {
-      auto text = e.get<std::string>();
+      auto text = text_of(e, "endings", where);
       const bool joined =
           !item.context.empty() && !is_space(item.context.back()) && !text.empty() && !is_space(text[0]);
       item.ending_chars.push_back(code_points(text));
@@ -160,7 +166,7 @@ std::vector<LambadaItem> read_lambada_items(const std::string& path) {
   std::vector<LambadaItem> items;
   for (const auto& [n, line] : lines_of(path)) {
     const std::string where = path + ":" + std::to_string(n);
-    auto text = line.front() == '{' ? field(parse_line(path, n, line), {"text"}, where).get<std::string>() : line;
+    auto text = line.front() == '{' ? text_of(field(parse_line(path, n, line), {"text"}, where), "text", where) : line;
     while (!text.empty() && is_space(text.back())) text.pop_back();
     const auto cut = text.find_last_of(" \t");
     if (cut == std::string::npos || text.find_first_not_of(" \t") >= cut)

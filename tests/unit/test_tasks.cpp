@@ -136,6 +136,17 @@ TEST(Tasks, TaskFilesParseAndBadOnesNameTheLine) {
   EXPECT_NE(bad("{\"context\": \"x\", \"endings\": [\"a\"], \"label\": 0}\n").find("at least 2 endings"),
             std::string::npos);
   EXPECT_NE(bad("not json\n").find("b.jsonl:1: not a JSON object"), std::string::npos);
+  // Found by fuzz_task_jsonl (tests/fuzz/corpus/task_jsonl/crash-*): a list where text belongs escaped
+  // as nlohmann's type_error.
+  EXPECT_NE(bad("{\"context\": [\"x\"], \"endings\": [\"a\", \"b\"], \"label\": 0}\n")
+                .find("b.jsonl:1: \"context\" must be a string, not array"),
+            std::string::npos);
+  EXPECT_NE(bad("{\"context\": \"x\", \"endings\": [\"a\", 7], \"label\": 0}\n").find("\"endings\" must be a string, not number"),
+            std::string::npos);
+  EXPECT_NE(ember::testing::error_message([&] {
+              ember::read_lambada_items(ember::testing::write_text(dir, "lt.jsonl", "{\"text\": {\"a\": 1}}\n").string());
+            }).find("lt.jsonl:1: \"text\" must be a string, not object"),
+            std::string::npos);
   const auto lam =
       ember::testing::write_text(dir, "l.txt", "{\"text\": \"the cat sat on the mat \"}\nplain text passage here\n");
   const auto passages = ember::read_lambada_items(lam.string());
