@@ -8,6 +8,8 @@
 #   EMBER_FUZZ_RUNS=N   stop a target after N executions (SECONDS still caps it): a campaign is
 #                       EMBER_FUZZ_RUNS=1000000 bash scripts/fuzz.sh 3600
 #   EMBER_FUZZ_JOBS     targets fuzzed beside each other (default: the number of cores)
+#   EMBER_FUZZ_WORKERS  processes per target, sharing its corpus and splitting EMBER_FUZZ_RUNS
+#                       (default 1): a slow target on every core, with EMBER_FUZZ_JOBS=1
 #   EMBER_FUZZ_BUILD    build directory (default build-fuzz/)
 # What the fuzzer adds to a corpus stays in build-fuzz/corpus/<target>/ (a later run goes on
 # from it). A crash leaves its input in build-fuzz/findings/<target>/ and fails the run: fix the
@@ -45,12 +47,18 @@ export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:allocator_may_return_null=1"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 export LSAN_OPTIONS="suppressions=$here/scripts/lsan.supp:print_suppressions=0"
 export OMP_NUM_THREADS=1
-run_target() {  # fuzzes one target for $seconds; its log is build-fuzz/logs/<t>.log
-  local t=$1
+workers="${EMBER_FUZZ_WORKERS:-1}"
+run_target() {  # fuzzes one target; worker w logs to build-fuzz/logs/<t>.<w>.log
+  local t=$1 w runs="${EMBER_FUZZ_RUNS:--1}"
+  [[ $runs -gt 0 ]] && runs=$(( (runs + workers - 1) / workers ))
   mkdir -p "$build/corpus/$t" "$build/findings/$t" "$build/logs"
-  (cd "$build/findings/$t" && "$build/tests/fuzz/fuzz_$t" -max_total_time="$seconds" -runs="${EMBER_FUZZ_RUNS:--1}" -timeout=20 \
-     -rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix="$build/findings/$t/" \
-     "$build/corpus/$t" "$here/tests/fuzz/corpus/$t") >"$build/logs/$t.log" 2>&1 || true
+  rm -f "$build/logs/$t".*.log
+  for ((w = 0; w < workers; w++)); do
+    (cd "$build/findings/$t" && "$build/tests/fuzz/fuzz_$t" -max_total_time="$seconds" -runs="$runs" -timeout=20 \
+       -rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix="$build/findings/$t/" \
+       "$build/corpus/$t" "$here/tests/fuzz/corpus/$t") >"$build/logs/$t.$w.log" 2>&1 &
+  done
+  wait
 }
 log "fuzzing ${targets[*]} for $seconds s each, $jobs_max at a time"
 for t in "${targets[@]}"; do
@@ -61,20 +69,25 @@ wait
 
 status=0
 printf '%-18s %14s %10s %8s %8s %8s %8s\n' target executions exec/s seconds cov corpus crashes
+final_stat() {  # final_stat NAME FILES...: libFuzzer's final statistic NAME of each worker
+  local name=$1; shift
+  sed -n "s/^stat::$name: *//p" "$@" 2>/dev/null || true
+}
 for t in "${targets[@]}"; do
-  f="$build/logs/$t.log"
-  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$f" | tail -1)
-  rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$f" | tail -1)
-  took=$(grep -oE '^Done [0-9]+ runs in [0-9]+ second' "$f" | grep -oE '[0-9]+ second' | cut -d' ' -f1)
-  cov=$(grep -oE 'cov: [0-9]+' "$f" | tail -1 | cut -d' ' -f2)
-  corp=$(grep -oE 'corp: [0-9]+' "$f" | tail -1 | cut -d' ' -f2)
+  logs=("$build/logs/$t".*.log)
+  # A worker that crashed has no final line: each figure is what the logs hold (set -e spares these).
+  execs=$(final_stat number_of_executed_units "${logs[@]}" | awk '{s += $1} END {if (NR) print s}' || true)
+  rate=$(final_stat average_exec_per_sec "${logs[@]}" | awk '{s += $1} END {if (NR) print s}' || true)
+  took=$( (grep -ohE '^Done [0-9]+ runs in [0-9]+ second' "${logs[@]}" || true) | awk '{if ($5 > m) m = $5} END {if (NR) print m}')
+  cov=$( (grep -ohE 'cov: [0-9]+' "${logs[@]}" || true) | awk '{if ($2 > m) m = $2} END {if (NR) print m}')
+  corp=$(find "$build/corpus/$t" -type f | wc -l)
   crashes=$(find "$build/findings/$t" -maxdepth 1 -type f \( -name 'crash-*' -o -name 'leak-*' -o -name 'oom-*' \
     -o -name 'timeout-*' \) | wc -l)
-  printf '%-18s %14s %10s %8s %8s %8s %8s\n' "$t" "${execs:-?}" "${rate:-?}" "${took:-$seconds}" "${cov:-?}" "${corp:-?}" \
+  printf '%-18s %14s %10s %8s %8s %8s %8s\n' "$t" "${execs:-?}" "${rate:-?}" "${took:-?}" "${cov:-?}" "${corp:-?}" \
     "$crashes"
   if [[ $crashes -gt 0 || -z $execs ]]; then
     status=1
-    log "$t: see $f and $build/findings/$t/"
+    log "$t: see ${logs[0]} and $build/findings/$t/"
   fi
 done
 exit $status
