@@ -98,18 +98,19 @@ void ConfigSource::apply_override(const std::string& assignment) {
   }
   check_unique_keys(value, path, "--set " + assignment);
   // Build {a: {b: {c: value}}} and merge it like a file.
-  YAML::Node patch = value;
-  size_t end = path.size();
-  while (true) {
-    size_t dot = path.rfind('.', end - 1);
-    size_t start = dot == std::string::npos ? 0 : dot + 1;
-    std::string key = path.substr(start, end - start);
-    if (key.empty()) throw ConfigError("--set '" + assignment + "': empty key in '" + path + "'");
-    YAML::Node wrap(YAML::NodeType::Map);
-    wrap[key] = patch;
-    patch = wrap;
+  std::vector<std::string> keys;
+  for (size_t start = 0;; ) {
+    const size_t dot = path.find('.', start);
+    keys.push_back(path.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
+    if (keys.back().empty()) throw ConfigError("--set '" + assignment + "': empty key in '" + path + "'");
     if (dot == std::string::npos) break;
-    end = dot;
+    start = dot + 1;
+  }
+  YAML::Node patch = value;
+  for (auto key = keys.rbegin(); key != keys.rend(); ++key) {
+    YAML::Node wrap(YAML::NodeType::Map);
+    wrap[*key] = patch;
+    patch = wrap;
   }
   merge(root_, patch, "", "--set " + assignment);
 }

@@ -98,6 +98,12 @@ TEST(Config, KeysThatAreNotNamesAreRefusedWithTheirLine) {
 TEST(Config, SetWithoutAValueIsAnError) {
   auto msg = error_of({}, {"train.steps="});
   EXPECT_NE(msg.find("--set 'train.steps=': no value after '='"), std::string::npos) << msg;
+  // Found by fuzz_yaml_config (tests/fuzz/corpus/yaml_config/timeout-*): a leading dot made the path
+  // walk wrap its value forever.
+  for (const std::string path : {".d_ff", "model..d_ff", "model.", "."}) {
+    msg = error_of({}, {path + "=512"});
+    EXPECT_NE(msg.find("empty key in '" + path + "'"), std::string::npos) << path << " -> " << msg;
+  }
   EXPECT_EQ(error_of({}, {"log.name=''"}), "");  // an empty string, written as YAML
 }
 
