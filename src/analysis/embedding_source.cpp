@@ -112,7 +112,8 @@ EmbeddingMatrix from_index(const fs::path& index_file, const std::string& tensor
   const std::string name = tensor.empty() ? find_embedding_tensor(names, index_file.string()) : tensor;
   if (!map.contains(name)) throw DataError(fmt::format("{}: the index has no tensor '{}'", index_file.string(), name));
   const fs::path shard = index_file.parent_path() / map[name].get<std::string>();
-  if (!fs::exists(shard))
+  std::error_code ec;  // a name the file system refuses (too long) is missing too, not a filesystem_error
+  if (!fs::exists(shard, ec))
     throw DataError(
         fmt::format("{}: shard '{}' holding '{}' does not exist", index_file.string(), shard.string(), name));
   EmbeddingMatrix out;

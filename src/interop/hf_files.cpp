@@ -74,7 +74,8 @@ TensorMap read_sharded(const fs::path& dir, const fs::path& index_file) {
   }
   TensorMap out;
   for (const auto& file : files) {
-    if (!fs::exists(dir / file))
+    std::error_code ec;  // a name the file system refuses (too long) is missing too, not a filesystem_error
+    if (!fs::exists(dir / file, ec))
       throw CheckpointError("'" + index_file.string() + "' lists '" + file + "', which is missing");
     for (auto& [name, t] : load_safetensors(dir / file)) out[name] = t;
   }

@@ -12,7 +12,8 @@
 namespace ember {
 
 std::string read_text_file(const fs::path& path) {
-  if (fs::is_directory(path)) throw Error("'" + path.string() + "' is a directory, not a file");
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) throw Error("'" + path.string() + "' is a directory, not a file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error("cannot open '" + path.string() + "' for reading");
   std::ostringstream ss;

@@ -89,6 +89,8 @@ TEST(CapacitySources, ShardedIndexReadsOnlyTheShardWithTheTensor) {
   std::ofstream(dir / "bad.index.json") << R"({"weight_map": {"transformer.wte.weight": 3}})";  // found by fuzz_hf_index
   expect_error_containing([&] { load_embedding_matrix(dir / "bad.index.json"); },
                           {"bad.index.json", "weight_map['transformer.wte.weight'] is 3, not a file name"});
+  std::ofstream(dir / "long.index.json") << R"({"weight_map": {"transformer.wte.weight": ")" << std::string(300, 'x') << R"("}})";
+  expect_error_containing([&] { load_embedding_matrix(dir / "long.index.json"); }, {"long.index.json", "does not exist"});
   fs::remove(dir / "model-00002-of-00002.safetensors");
   expect_error_containing([&] { load_embedding_matrix(dir); }, {"model-00002-of-00002.safetensors", "does not exist"});
 }

@@ -293,6 +293,8 @@ TEST(HfFiles, WeightMapEntriesThatAreNotFilesAreNamed) {
   EXPECT_NE(message_for(R"({"w": {"file": 1}})").find(R"(weight_map['w'] is {"file":1}, not a file name)"), std::string::npos);
   EXPECT_NE(message_for(R"({"w": 7})").find("weight_map['w'] is 7"), std::string::npos);
   EXPECT_NE(message_for(R"({"w": "."})").find("is a directory, not a file"), std::string::npos);
+  // A name longer than the file system allows: std::filesystem threw "File name too long".
+  EXPECT_NE(message_for(R"({"w": ")" + std::string(300, 'x') + R"("})").find("which is missing"), std::string::npos);
   EXPECT_EQ(message_for(R"({"w": "model-00001-of-00001.safetensors"})"), "(no error)");
 }
 
