@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The suite under AddressSanitizer + UndefinedBehaviorSanitizer (docs/building.md, "Sanitizers"):
-# configures build-sanitize/ (gcc, RelWithDebInfo, CUDA and the Python operators off), builds the CLI
-# and the unit tests, then runs the unit tests and the CLI tests with every finding fatal.
+# configures build-sanitize/ (gcc, RelWithDebInfo, CUDA and the Python operators off), builds the CLI,
+# the unit tests and the fuzz targets' corpus replays, then runs them and the CLI tests with every
+# finding fatal.
 #   bash scripts/sanitize.sh                  everything but the longest trainings
 #   bash scripts/sanitize.sh -R 'Safetensors' extra ctest arguments select tests
 #   EMBER_SANITIZE=address  another -fsanitize= list (default address,undefined)
@@ -19,8 +20,8 @@ log "configuring $build with -fsanitize=$sanitize"
 cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_PREFIX_PATH="$prefix" \
   -DEMBER_PYTHON="$venv/bin/python" -DEMBER_SANITIZE="$sanitize" -DEMBER_CUDA=OFF \
   -DEMBER_BUILD_PYTHON=OFF -DEMBER_BUILD_BENCH=OFF >/dev/null
-log "building ember and ember_unit_tests"
-cmake --build "$build" -j "${EMBER_JOBS:-$(nproc)}" --target ember ember_unit_tests
+log "building ember, ember_unit_tests and the fuzz replays"
+cmake --build "$build" -j "${EMBER_JOBS:-$(nproc)}" --target ember ember_unit_tests ember_fuzz_targets
 
 # halt_on_error: the first finding ends the process with a non-zero exit, so its test fails.
 # LibTorch keeps process-lifetime allocations (operator registries, thread pools) that LeakSanitizer
