@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace ember {
 
 std::string yaml_float(double value) {
@@ -11,6 +13,23 @@ std::string yaml_float(double value) {
   return e == std::string::npos ? s + ".0" : s.insert(e, ".0");
 }
 
+namespace {
+
+// A string the emitter would write bare but a reader would not read back the same: a control
+// character (a trailing carriage return is read as a line break) or spaces at either end. Written
+// double-quoted, with escapes.
+bool needs_quotes(const std::string& s) {
+  if (!s.empty() && (s.front() == ' ' || s.back() == ' ')) return true;
+  return std::any_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
+}
+
+void emit_string(YAML::Emitter& out, const std::string& s) {
+  if (needs_quotes(s)) out << YAML::DoubleQuoted;
+  out << s;
+}
+
+}  // namespace
+
 void YamlWriter::field(const char* key, int64_t& value, Bound) { out_ << YAML::Key << key << YAML::Value << value; }
 
 void YamlWriter::field(const char* key, double& value, Bound) {
@@ -19,7 +38,10 @@ void YamlWriter::field(const char* key, double& value, Bound) {
 
 void YamlWriter::field(const char* key, bool& value) { out_ << YAML::Key << key << YAML::Value << value; }
 
-void YamlWriter::field(const char* key, std::string& value) { out_ << YAML::Key << key << YAML::Value << value; }
+void YamlWriter::field(const char* key, std::string& value) {
+  out_ << YAML::Key << key << YAML::Value;
+  emit_string(out_, value);
+}
 
 void YamlWriter::field(const char* key, std::vector<double>& value, Bound) {
   out_ << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginSeq;
@@ -28,7 +50,9 @@ void YamlWriter::field(const char* key, std::vector<double>& value, Bound) {
 }
 
 void YamlWriter::field(const char* key, std::vector<std::string>& value) {
-  out_ << YAML::Key << key << YAML::Value << YAML::Flow << value;
+  out_ << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginSeq;
+  for (const auto& s : value) emit_string(out_, s);
+  out_ << YAML::EndSeq;
 }
 
 void YamlWriter::choice(const char* key, std::string& value, const std::vector<std::string>&) {

@@ -253,6 +253,21 @@ TEST(Config, KindChoicesComeFromTheRegistries) {
       << msg;
 }
 
+// Found by fuzz_yaml_config (tests/fuzz/corpus/yaml_config/crash-*): a run name ending in a carriage
+// return (a file saved on Windows) was written bare and read back without it, so the resolved
+// config.yaml described another config.
+TEST(Config, StringsWithControlCharactersOrEdgeSpacesRoundTrip) {
+  Config c = ember::load_config({}, {});
+  c.log.name = "tiny_bpe\r";
+  c.data.train = {" lead.bin", "tab\there.bin", "trail.bin ", "plain.bin"};
+  const std::string text = ember::to_yaml(c);
+  EXPECT_NE(text.find("train: [\" lead.bin\", \"tab\\there.bin\", \"trail.bin \", plain.bin]"), std::string::npos) << text;
+  const Config back = ember::parse_config_text(text, "resolved");
+  EXPECT_EQ(back.log.name, "tiny_bpe\r");
+  EXPECT_EQ(back.data.train, c.data.train);
+  EXPECT_EQ(ember::config_hash(back), ember::config_hash(c));
+}
+
 TEST(Config, MovedKeysSayWhereTheyWent) {
   auto msg = error_of({}, {"model.mixer.gate=headwise"});
   EXPECT_NE(msg.find("model.mixer.gate: this key moved to model.mixer.gated_attention.gate"), std::string::npos) << msg;
