@@ -1,10 +1,10 @@
-// ember::cms_level: one level of Hope-attention's Continuum Memory System learning in context
-// (model/mixers/hope_attention/fast_swiglu.h): a SwiGLU whose weights take a step on the teach signal
+// ember::cms_level: one level of the cms feed-forward (Hope's Continuum Memory System) learning in
+// context (model/mlps/cms/fast_swiglu.h): a SwiGLU whose weights take a step on the teach signal
 // after every `chunk` tokens, as a PyTorch operator built from ATen ops (autograd flows through the
 // updates when `differentiate`, else they are constants to it, as in ember's trainer).
 #include <torch/library.h>
 
-#include "ember/model/mixers/hope_attention/fast_swiglu.h"
+#include "ember/model/mlps/cms/fast_swiglu.h"
 
 namespace ember::ops {
 namespace {

@@ -11,6 +11,7 @@
 #include "ember/run/run_config.h"
 #include "ember/config/enum_names.h"
 #include "ember/config/json_writer.h"
+#include "ember/model/feed_forward.h"
 #include "ember/model/mixer.h"
 #include "ember/model/mixers/attention.h"
 #include "ember/util/error.h"
@@ -47,8 +48,9 @@ HfArchitecture hf_architecture(LanguageModel& model) {
                      exportable_mixers() + " models export)");
   arch.attention_gate = kind.attention_gate(mixer_context(m, 0));
   for (auto& block : model.blocks()) {
-    if (block->mlps().size() != 1)
-      throw UsageError("export hf: layers with a chain of MLPs have no transformers counterpart");
+    if (block->mlps().size() != 1 || block->chain().teach_needs().any())
+      throw UsageError("export hf: feed-forward '" + feed_forward_choice(m).config.kind +
+                       "' (a chain of MLPs, or one that learns in context) has no transformers counterpart");
     arch.mlp_widths.push_back(block->mlp_width());
   }
   arch.tied = model.embedding().tied_table().defined() && m.embedding.output_scale == 1.0;

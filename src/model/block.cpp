@@ -1,5 +1,6 @@
 #include "ember/model/block.h"
 
+#include "ember/model/feed_forward.h"
 #include "ember/model/nonfinite_trace.h"
 
 namespace ember {
@@ -8,10 +9,11 @@ Block::Block(const ModelConfig& cfg, int64_t layer, int64_t d_ff) {
   const MixerContext ctx = mixer_context(cfg, layer);
   mixer_norm_ = register_module("mixer_norm", std::make_shared<RMSNorm>(cfg.d_model, cfg.norm_eps));
   mixer_ = register_module("mixer", make_mixer(ctx));
-  chain_ = make_mlp_chain(*this, ctx, d_ff);
+  const auto feed_forward = feed_forward_choice(cfg);
+  chain_ = make_feed_forward(*this, feed_forward_context(cfg, layer, feed_forward), mixer_mlp_budget(ctx, d_ff));
 }
 
-at::Tensor Block::forward(const at::Tensor& x, const Rope& rope, BlockTrace* trace, const Feedback& feedback) {
+at::Tensor Block::forward(const at::Tensor& x, const Rope& rope, BlockTrace* trace, const ChainContext& context) {
   at::Tensor normed, mixed;
   {
     TraceScope scope("mixer");
@@ -19,13 +21,13 @@ at::Tensor Block::forward(const at::Tensor& x, const Rope& rope, BlockTrace* tra
     mixed = mixer_->forward(normed, rope);
   }
   auto h = x + mixed;
-  auto out = chain_->forward(h, feedback);
+  auto out = chain_->forward(h, context);
   if (trace) *trace = {x, mixed, h, out - h, normed};
   return out;
 }
 
-at::Tensor Block::decode(const at::Tensor& x, const Rope& rope, BlockState& state, const Feedback& feedback) {
-  return chain_->forward(x + mixer_->decode(mixer_norm_->forward(x), rope, state.mixer), feedback, &state.chain);
+at::Tensor Block::decode(const at::Tensor& x, const Rope& rope, BlockState& state, const ChainContext& context) {
+  return chain_->forward(x + mixer_->decode(mixer_norm_->forward(x), rope, state.mixer), context, &state.chain);
 }
 
 double Block::activation_bytes_per_token(int64_t elem) const {

@@ -1,11 +1,8 @@
 #include "ember/model/mixer.h"
 
-#include <cmath>
-
 #include "ember/config/kind_table.h"
 #include "ember/model/mixers/attention.h"
-#include "ember/model/mixers/hope_attention/cms_chain.h"
-#include "ember/model/mixers/hope_attention/hope_attention.h"
+#include "ember/model/mixers/hope_attention.h"
 #include "ember/model/mixers/short_conv.h"
 #include "ember/model/mixers/titans/titans.h"
 
@@ -31,12 +28,12 @@ std::vector<MixerKind> build_mixer_table() {
              const auto& o = c.config.get<GatedAttentionConfig>();
              return std::make_shared<Attention>(c, o.impl, o.gate);
            },
-       .mlp_widths =
+       .mlp_budget =
            [](const MixerContext& c, int64_t d_ff) {
              const auto& o = c.config.get<GatedAttentionConfig>();
-             if (!o.match_params || o.gate == Gate::none) return std::vector<int64_t>{d_ff};
+             if (!o.match_params || o.gate == Gate::none) return d_ff;
              const int64_t per_head = o.gate == Gate::elementwise ? c.head_dim : 1;
-             return std::vector<int64_t>{gate_matched_d_ff(d_ff, c.d_model, c.d_model * c.n_heads * per_head)};
+             return gate_matched_d_ff(d_ff, c.d_model, c.d_model * c.n_heads * per_head);
            },
        .attention_gate = [](const MixerContext& c) { return enum_name(c.config.get<GatedAttentionConfig>().gate); }},
       {.name = "short_conv",
@@ -48,17 +45,14 @@ std::vector<MixerKind> build_mixer_table() {
        .default_options = default_kind_options<TitansConfig>,
        .make = [](const MixerContext& c) { return std::make_shared<Titans>(c, c.config.get<TitansConfig>()); }},
       {.name = "hope_attention",
-       .description = "attention followed by a chain of k MLP levels splitting the MLP width, static or updated in context (CMS)",
+       .description = "a preset: attention with the cms feed-forward (k MLP levels, static or updated in context), "
+                      "its options in this section",
        .default_options = default_kind_options<HopeAttentionConfig>,
        .make =
            [](const MixerContext& c) {
              return std::make_shared<Attention>(c, c.config.get<HopeAttentionConfig>().impl, Gate::none);
            },
-       .mlp_widths =
-           [](const MixerContext& c, int64_t d_ff) {
-             return cms_level_widths(d_ff, c.config.get<HopeAttentionConfig>().levels);
-           },
-       .make_chain = make_cms_chain},
+       .mlp_preset = [](const MixerConfig& m) { return m.get<HopeAttentionConfig>().feed_forward(); }},
   };
 }
 
@@ -77,11 +71,15 @@ std::vector<std::string> mixer_sections_used(const std::string& kind) {
 const MixerKind& mixer_kind(const std::string& name) { return find_kind(mixer_kinds(), name, "model.mixer.kind"); }
 
 MixerContext mixer_context(const ModelConfig& cfg, int64_t layer) {
-  const double out_std = cfg.scale_residual_init ? cfg.init_std / std::sqrt(2.0 * cfg.n_layers) : cfg.init_std;
   return MixerContext{cfg.d_model,  cfg.n_heads,     cfg.kv_heads(), cfg.head_dim(), layer,
-                      cfg.n_layers, cfg.max_seq_len, cfg.init_std,   out_std,        cfg.norm_eps, cfg.mixer};
+                      cfg.n_layers, cfg.max_seq_len, cfg.init_std,   cfg.out_std(),  cfg.norm_eps, cfg.mixer};
 }
 
 std::shared_ptr<Mixer> make_mixer(const MixerContext& ctx) { return mixer_kind(ctx.config.kind).make(ctx); }
+
+int64_t mixer_mlp_budget(const MixerContext& ctx, int64_t d_ff) {
+  const auto& row = mixer_kind(ctx.config.kind);
+  return row.mlp_budget ? row.mlp_budget(ctx, d_ff) : d_ff;
+}
 
 }  // namespace ember

@@ -1,10 +1,11 @@
 #include "ember/model/mlp_chain.h"
 
+#include "ember/model/feed_forward.h"
 #include "ember/model/nonfinite_trace.h"
 
 namespace ember {
 
-MlpChain::MlpChain(torch::nn::Module& owner, const MixerContext& ctx, const std::vector<int64_t>& widths) {
+MlpChain::MlpChain(torch::nn::Module& owner, const FeedForwardContext& ctx, const std::vector<int64_t>& widths) {
   for (size_t l = 0; l < widths.size(); ++l) {
     const std::string suffix = l == 0 ? "" : "_" + std::to_string(l);  // one MLP keeps the plain names
     norms_.push_back(owner.register_module("mlp_norm" + suffix, std::make_shared<RMSNorm>(ctx.d_model, ctx.norm_eps)));
@@ -13,18 +14,18 @@ MlpChain::MlpChain(torch::nn::Module& owner, const MixerContext& ctx, const std:
   }
 }
 
-at::Tensor MlpChain::forward(const at::Tensor& h, const Feedback& feedback, std::unique_ptr<ChainState>* state) {
-  if (state && !*state && feedback.defined()) *state = make_state();
+at::Tensor MlpChain::forward(const at::Tensor& h, const ChainContext& context, std::unique_ptr<ChainState>* state) {
+  if (state && !*state && context.defined()) *state = make_state();
   ChainState* decoding = state ? state->get() : nullptr;
   auto x = h;
   for (size_t l = 0; l < mlps_.size(); ++l) {
     TraceScope scope(mlps_.size() == 1 ? "mlp" : "mlps", mlps_.size() == 1 ? -1 : static_cast<int64_t>(l));
-    x = x + level(l, norms_[l]->forward(x), x, feedback, decoding);
+    x = x + level(l, norms_[l]->forward(x), x, context, decoding);
   }
   return x;
 }
 
-at::Tensor MlpChain::level(size_t l, const at::Tensor& u, const at::Tensor&, const Feedback&, ChainState*) {
+at::Tensor MlpChain::level(size_t l, const at::Tensor& u, const at::Tensor&, const ChainContext&, ChainState*) {
   return mlps_[l]->forward(u);
 }
 
@@ -39,12 +40,6 @@ int64_t MlpChain::width() const {
   int64_t width = 0;
   for (const auto& mlp : mlps_) width += mlp->d_ff();
   return width;
-}
-
-std::unique_ptr<MlpChain> make_mlp_chain(torch::nn::Module& owner, const MixerContext& ctx, int64_t d_ff) {
-  const auto& row = mixer_kind(ctx.config.kind);
-  const auto widths = row.mlp_widths ? row.mlp_widths(ctx, d_ff) : std::vector<int64_t>{d_ff};
-  return row.make_chain ? row.make_chain(owner, ctx, widths) : std::make_unique<MlpChain>(owner, ctx, widths);
 }
 
 }  // namespace ember

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
+#include "ember/model/mixer.h"
 #include "ember/model/taper.h"
 #include "ember/util/error.h"
 
@@ -43,6 +46,8 @@ void TaperConfig::fields(FieldVisitor& v) {
 }
 
 void MlpConfig::fields(FieldVisitor& v) {
+  v.added_choice("kind", kind, feed_forward_kind_names(), std::string("swiglu"));  // before: one SwiGLU
+  v.kind_sections(options, feed_forward_sections_used(kind));
   v.field("d_ff", d_ff, Bound::non_negative());
   v.section("taper", taper);
 }
@@ -76,11 +81,20 @@ void ModelConfig::check(const ConfigChecker& c) const {
       fmt::format("high_freq_factor = {} must exceed low_freq_factor = {}", s.high_freq_factor, s.low_freq_factor));
   embedding.check_selected(c, "model.embedding");
   mixer.check_selected(c, "model.mixer");
+  mlp.check_selected(c, "model.mlp");
+  c.require(!mixer_kind(mixer.kind).mlp_preset || mlp.kind == MlpConfig{}.kind, "model.mlp.kind",
+            fmt::format("is '{}', but model.mixer.kind '{}' is a preset with its own feed-forward (its options are "
+                        "model.mixer.{}.*): use model.mixer.kind: attention to pair attention with this kind",
+                        mlp.kind, mixer.kind, mixer.kind));
   try {
     layer_d_ff();  // the taper settings must keep the budget
   } catch (const ConfigError& e) {
     throw ConfigError(c.origin("model.mlp.taper") + ": " + e.what());
   }
+}
+
+double ModelConfig::out_std() const {
+  return scale_residual_init ? init_std / std::sqrt(2.0 * static_cast<double>(n_layers)) : init_std;
 }
 
 int64_t ModelConfig::base_d_ff() const {

@@ -15,4 +15,5 @@ print(len(blocks), "blocks match their files")
 PY
 "$EMBER" config --kinds | grep -q "short_conv .*no attention" || fail "config --kinds does not list short_conv"
 "$EMBER" config --kinds | grep -q 'options model.mixer.short_conv: {"kernel":4}' || fail "config --kinds options"
+"$EMBER" config --kinds | grep -q "^model.mlp.kind:" || fail "config --kinds does not list the feed-forward kinds"
 echo "docs/extending.md matches the code"

@@ -11,7 +11,7 @@
 #include "ember/model/activation_checkpoint.h"
 #include "ember/model/autocast.h"
 #include "ember/model/lm.h"
-#include "ember/model/mixers/hope_attention/hope_attention.h"
+#include "ember/model/mixers/hope_attention.h"
 
 namespace {
 

@@ -11,8 +11,8 @@
 #include <torch/torch.h>
 
 #include "ember/model/autocast.h"
-#include "ember/model/mixers/hope_attention/fast_swiglu.h"
-#include "ember/model/mixers/hope_attention/hope_attention.h"
+#include "ember/model/mlps/cms/fast_swiglu.h"
+#include "ember/model/mixers/hope_attention.h"
 #include "test_helpers.h"
 
 // Named, so its helpers do not meet test_cms_updates.cpp's in a unity group (docs/building.md).

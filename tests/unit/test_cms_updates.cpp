@@ -12,9 +12,9 @@
 #include "central_differences.h"
 #include "ember/run/run_config.h"
 #include "ember/model/autocast.h"
-#include "ember/model/mixers/hope_attention/fast_swiglu.h"
+#include "ember/model/mlps/cms/fast_swiglu.h"
 #include "ember/model/lm.h"
-#include "ember/model/mixers/hope_attention/hope_attention.h"
+#include "ember/model/mixers/hope_attention.h"
 #include "ember/util/error.h"
 #include "test_helpers.h"
 
@@ -64,7 +64,7 @@ at::Tensor oracle(const ember::SwiGLU& mlp, const at::Tensor& u, const at::Tenso
   return at::cat(rows, 0).view(u.sizes());
 }
 
-ember::Feedback rows(const at::Tensor& teach) { return {teach, {}}; }
+ember::TeachSignal rows(const at::Tensor& teach) { return {teach, {}}; }
 
 // A lens-like signal: a fixed non-linear function of the stream (what the model's is does not
 // matter to the level), the same for every position.
@@ -74,7 +74,7 @@ StreamSignal tanh_lens(int64_t seed) {
   return [r](const at::Tensor& stream) { return at::tanh(stream.matmul(r)); };
 }
 
-ember::Feedback lens_signal(const StreamSignal& f) {
+ember::TeachSignal lens_signal(const StreamSignal& f) {
   return {{}, [f](const at::Tensor& stream, int64_t) { return f(stream); }};
 }
 
@@ -229,13 +229,13 @@ TEST(CmsUpdates, NoUpdateIsReadBeforeTheFirstBoundaryAndLrZeroIsStatic) {
   auto static_cfg = hope_model({3, 5, 0});
   static_cfg.mixer.get<ember::HopeAttentionConfig>().update = ember::CmsUpdate::static_levels;
   auto plain = built(static_cfg);
-  ASSERT_FALSE(plain->feedback_needs().any());
+  ASSERT_FALSE(ember::teach_needs(plain->blocks()).any());
   auto ids = torch::randint(0, 40, {2, 13}, torch::kLong);
   std::vector<at::Tensor> outputs;
   for (auto signal : kSignals) {
     auto learning = built(hope_model({3, 5, 0}, 0.05, signal));
     auto frozen = built(hope_model({3, 5, 0}, 0.0, signal));
-    ASSERT_TRUE(learning->feedback_needs().any());
+    ASSERT_TRUE(ember::teach_needs(learning->blocks()).any());
     torch::NoGradGuard no_grad;
     auto ours = learning->forward(ids), h0 = plain->forward(ids);
     EXPECT_LT(ember::testing::max_abs_diff(frozen->forward(ids), h0), 1e-12);
@@ -257,7 +257,8 @@ TEST(CmsUpdates, CausalWithTheNextTokenTeachSignal) {
       auto changed = ids.clone();
       changed[0][j] = (changed[0][j].item<int64_t>() + 7) % 40;
       // token j is the target of position j - 1: its teach signal changes, its logits must not
-      auto teach = model->first_pass_feedback(ids), teach_changed = model->first_pass_feedback(changed);
+      auto teach = ember::first_pass_teach_signal(model->parts(), ids),
+           teach_changed = ember::first_pass_teach_signal(model->parts(), changed);
       EXPECT_GT(ember::testing::max_abs_diff(teach.narrow(1, j - 1, 1), teach_changed.narrow(1, j - 1, 1)), 0.0);
       auto out = model->forward(changed);
       EXPECT_TRUE(torch::equal(out.narrow(1, 0, j), base.narrow(1, 0, j))) << "token " << j;
@@ -356,24 +357,24 @@ TEST(CmsUpdates, ConfigNeedsOneChunkSizePerLevel) {
   EXPECT_FALSE(h.level_updates()[1].learns());
 }
 
-// The model computes only the feedback the chains ask for, and counts what it costs: a read of the
+// The model computes only the teach signal the chains ask for, and counts what it costs: a read of the
 // head and its gradient (4 d V) per lens level, the first pass's forward and one read for two_pass,
 // and each learning level's inner gradient (8 d F), per block.
-TEST(CmsUpdates, FeedbackNeedsFollowTheSignalAndItsFlopsAreCounted) {
+TEST(CmsUpdates, TeachNeedsFollowTheSignalAndItsFlopsAreCounted) {
   auto lens = built(hope_model({2, 4, 0}, 0.05, ember::TeachSource::lens));
   auto two_pass = built(hope_model({2, 4, 0}, 0.05, ember::TeachSource::two_pass));
   auto static_cfg = hope_model({2, 4, 0});
   static_cfg.mixer.get<ember::HopeAttentionConfig>().update = ember::CmsUpdate::static_levels;
   auto plain = built(static_cfg);
-  EXPECT_FALSE(lens->feedback_needs().first_pass);
-  EXPECT_EQ(lens->feedback_needs().stream_reads, 2 * 2);  // two learning levels in each of two blocks
-  EXPECT_TRUE(two_pass->feedback_needs().first_pass);
-  EXPECT_EQ(two_pass->feedback_needs().stream_reads, 0);
-  EXPECT_FALSE(plain->feedback_needs().any());
+  EXPECT_FALSE(ember::teach_needs(lens->blocks()).first_pass);
+  EXPECT_EQ(ember::teach_needs(lens->blocks()).stream_reads, 2 * 2);  // two learning levels in each of two blocks
+  EXPECT_TRUE(ember::teach_needs(two_pass->blocks()).first_pass);
+  EXPECT_EQ(ember::teach_needs(two_pass->blocks()).stream_reads, 0);
+  EXPECT_FALSE(ember::teach_needs(plain->blocks()).any());
   const double d = 32, v = 40, f = 16, inner = 2 * 2 * 8 * d * f;
-  EXPECT_DOUBLE_EQ(lens->feedback_flops_per_token(16), 4 * 4 * d * v + inner);
+  EXPECT_DOUBLE_EQ(ember::chain_context_flops_per_token(lens->blocks(), lens->head_weight(), 16), 4 * 4 * d * v + inner);
   const double first_pass = two_pass->blocks()[0]->forward_flops_per_token(16) * 2;
-  EXPECT_DOUBLE_EQ(two_pass->feedback_flops_per_token(16), 4 * d * v + first_pass + inner);
-  EXPECT_DOUBLE_EQ(plain->feedback_flops_per_token(16), 0.0);
+  EXPECT_DOUBLE_EQ(ember::chain_context_flops_per_token(two_pass->blocks(), two_pass->head_weight(), 16), 4 * d * v + first_pass + inner);
+  EXPECT_DOUBLE_EQ(ember::chain_context_flops_per_token(plain->blocks(), plain->head_weight(), 16), 0.0);
   EXPECT_DOUBLE_EQ(lens->train_flops_per_token(16) - plain->train_flops_per_token(16), 4 * 4 * d * v + inner);
 }

@@ -11,7 +11,7 @@
 #include "ember/model/embedding_baselines.h"
 #include "ember/model/lev.h"
 #include "ember/model/mixers/attention.h"
-#include "ember/model/mixers/hope_attention/hope_attention.h"
+#include "ember/model/mixers/hope_attention.h"
 #include "ember/model/mixers/titans/titans.h"
 #include "ember/util/error.h"
 #include "scratch.h"

@@ -12,7 +12,7 @@
 #include "ember/model/lev.h"
 #include "ember/model/lm.h"
 #include "ember/model/mixer.h"
-#include "ember/model/mixers/hope_attention/hope_attention.h"
+#include "ember/model/mixers/hope_attention.h"
 #include "ember/model/rope.h"
 
 // LibTorch's C++ build lacks Meta kernels for a few operators that Python gets from its own meta

@@ -9,7 +9,7 @@
 #include <set>
 
 #include "ember/eval/generate.h"
-#include "ember/model/mixers/hope_attention/hope_attention.h"
+#include "ember/model/mixers/hope_attention.h"
 #include "ember/util/error.h"
 
 namespace {

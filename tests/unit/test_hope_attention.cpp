@@ -1,12 +1,15 @@
-// Hope-attention with a static CMS (model/mixers/hope_attention.h, model/block.h): k = 1 is the
-// Transformer block bit for bit; k levels are the explicit chain; the levels split each layer's
-// (tapered) MLP width exactly, so only the k - 1 extra norm gains are added.
+// Hope-attention with a static CMS (model/mixers/hope_attention.h, model/mlps/cms/, model/block.h):
+// k = 1 is the Transformer block bit for bit; k levels are the explicit chain; the levels split each
+// layer's (tapered) MLP width exactly, so only the k - 1 extra norm gains are added; the preset is
+// attention + model.mlp.kind cms, parameter for parameter and bit for bit.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include "ember/model/block.h"
+#include "ember/model/feed_forward.h"
 #include "ember/model/lm.h"
-#include "ember/model/mixers/hope_attention/hope_attention.h"
+#include "ember/model/mixers/hope_attention.h"
+#include "ember/run/run_config.h"
 #include "ember/util/error.h"
 
 namespace {
@@ -57,8 +60,8 @@ TEST(HopeAttention, LevelsAreAChainOfResidualMlpsEachWithItsNorm) {
 }
 
 TEST(HopeAttention, LevelsSplitEveryTaperedWidthAtTheSameBudget) {
-  EXPECT_EQ(ember::cms_level_widths(50, 4), (std::vector<int64_t>{13, 13, 12, 12}));
-  EXPECT_EQ(ember::cms_level_widths(48, 4), (std::vector<int64_t>{12, 12, 12, 12}));
+  EXPECT_EQ(ember::cms_level_widths(50, 4, "model.mlp.cms"), (std::vector<int64_t>{13, 13, 12, 12}));
+  EXPECT_EQ(ember::cms_level_widths(48, 4, "model.mlp.cms"), (std::vector<int64_t>{12, 12, 12, 12}));
   for (auto schedule : {ember::TaperSchedule::uniform, ember::TaperSchedule::cosine}) {
     auto attention = model("attention", 1), hope = model("hope_attention", 4);
     attention.mlp.taper.schedule = hope.mlp.taper.schedule = schedule;
@@ -67,17 +70,80 @@ TEST(HopeAttention, LevelsSplitEveryTaperedWidthAtTheSameBudget) {
     for (size_t l = 0; l < widths.size(); ++l) {
       EXPECT_EQ(h.blocks()[l]->mlp_width(), widths[l]);
       EXPECT_EQ(h.blocks()[l]->mlps().size(), 4u);
-      EXPECT_EQ(h.blocks()[l]->mlps()[0]->d_ff(), ember::cms_level_widths(widths[l], 4)[0]);
+      EXPECT_EQ(h.blocks()[l]->mlps()[0]->d_ff(), ember::cms_level_widths(widths[l], 4, "model.mlp.cms")[0]);
     }
     EXPECT_EQ(h.num_parameters() - a.num_parameters(), 3 * 3 * 32);  // 3 layers x 3 extra norms of d
   }
 }
 
+// The error names the key where the levels were set: the preset's section or model.mlp.cms.
 TEST(HopeAttention, MoreLevelsThanWidthIsAnErrorNamingTheKey) {
+  for (std::string mixer : {"hope_attention", "attention"}) {
+    auto c = model(mixer, 1);
+    c.mlp.d_ff = 3;
+    c.mixer.get<ember::HopeAttentionConfig>().levels = 4;
+    c.mlp.kind = mixer == "attention" ? "cms" : "swiglu";
+    c.mlp.get<ember::CmsConfig>().levels = 4;
+    const std::string key = mixer == "attention" ? "model.mlp.cms.levels = 4" : "model.mixer.hope_attention.levels = 4";
+    try {
+      ember::LanguageModel m(c);
+      FAIL() << "4 levels over a width of 3 accepted";
+    } catch (const ember::ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
+    }
+  }
+}
+
+namespace {
+
+// hope_attention with `options`, and attention + model.mlp.kind cms with the same options.
+std::pair<ember::ModelConfig, ember::ModelConfig> preset_and_explicit(const std::vector<std::string>& options) {
+  std::vector<std::string> preset{"model.mixer.kind=hope_attention"}, explicit_{"model.mlp.kind=cms"};
+  for (const auto& o : options) {
+    preset.push_back("model.mixer.hope_attention." + o);
+    explicit_.push_back("model.mlp.cms." + o);
+  }
+  const std::vector<std::string> size{"model.vocab_size=50", "model.d_model=32", "model.n_layers=2",
+                                      "model.n_heads=4", "model.max_seq_len=32", "model.mlp.d_ff=48",
+                                      "model.init_std=0.2", "train.seq_len=16"};
+  preset.insert(preset.end(), size.begin(), size.end());
+  explicit_.insert(explicit_.end(), size.begin(), size.end());
+  return {ember::load_config({}, preset).model, ember::load_config({}, explicit_).model};
+}
+
+}  // namespace
+
+// Hope-attention by configuration: the preset and attention + the cms feed-forward have the same
+// parameters under the same names, and the same outputs and gradients, static or learning in context.
+TEST(HopeAttention, ThePresetIsAttentionWithTheCmsFeedForward) {
+  for (const auto& options : std::vector<std::vector<std::string>>{
+           {"levels=3"},
+           {"levels=2", "update=chunked", "chunk_sizes=[3, 0]", "inner_lr=0.05"},
+           {"levels=2", "update=chunked", "chunk_sizes=[4, 2]", "signal=lens", "differentiate_updates=true"}}) {
+    const auto [preset_cfg, explicit_cfg] = preset_and_explicit(options);
+    EXPECT_EQ(ember::feed_forward_choice(preset_cfg).config.kind, "cms");
+    EXPECT_EQ(ember::feed_forward_choice(preset_cfg).path, "model.mixer.hope_attention");
+    torch::manual_seed(4);
+    ember::LanguageModel preset(preset_cfg);
+    torch::manual_seed(4);
+    ember::LanguageModel explicit_model(explicit_cfg);
+    auto ours = preset.named_parameters(), theirs = explicit_model.named_parameters();
+    ASSERT_EQ(ours.size(), theirs.size());
+    for (const auto& p : ours) EXPECT_TRUE(torch::equal(p.value(), theirs[p.key()])) << p.key();
+    auto ids = torch::randint(0, 50, {2, 12}, torch::kLong), targets = torch::randint(0, 50, {2, 12}, torch::kLong);
+    preset.loss(ids, targets).backward();
+    explicit_model.loss(ids, targets).backward();
+    EXPECT_TRUE(torch::equal(preset.forward(ids), explicit_model.forward(ids))) << options.front();
+    for (const auto& p : ours) EXPECT_TRUE(torch::equal(p.value().grad(), theirs[p.key()].grad())) << p.key();
+  }
+}
+
+TEST(HopeAttention, ThePresetRefusesAnotherFeedForward) {
   try {
-    ember::cms_level_widths(3, 4);
-    FAIL() << "4 levels over a width of 3 accepted";
+    ember::load_config({}, {"model.mixer.kind=hope_attention", "model.mlp.kind=cms"});
+    FAIL() << "hope_attention with model.mlp.kind=cms accepted";
   } catch (const ember::ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("model.mixer.hope_attention.levels = 4"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("model.mlp.kind"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("model.mixer.kind: attention"), std::string::npos) << e.what();
   }
 }

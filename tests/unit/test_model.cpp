@@ -3,10 +3,12 @@
 #include <torch/torch.h>
 
 #include "attention_impl.h"
+#include "ember/model/feed_forward.h"
 #include "ember/model/lev.h"
 #include "ember/model/lm.h"
 #include "ember/model/mixer.h"
 #include "ember/model/mixers/attention.h"
+#include "ember/model/mlps/cms/cms_config.h"
 #include "ember/model/rope.h"
 #include "ember/model/summary.h"
 #include "ember/model/table_embedding.h"
@@ -324,32 +326,58 @@ TEST(Model, SummaryCountsEveryLayerAndAddsUpToTheModel) {
   EXPECT_EQ(lev.embedding_params, lev.embedding_budget->params);  // LEV is its own budget
 }
 
+namespace {
+
+// A model of `c` trains a step with a gradient on every parameter, and is causal.
+void builds_trains_and_is_causal(const ModelConfig& c, const std::string& name) {
+  torch::manual_seed(4);
+  LanguageModel m(c);
+  auto ids = torch::randint(0, 50, {2, 12}, torch::kLong);
+  auto loss = m.loss(ids, ids);
+  loss.backward();
+  EXPECT_TRUE(std::isfinite(loss.item<double>())) << name;
+  for (const auto& p : m.named_parameters()) {
+    ASSERT_TRUE(p.value().grad().defined()) << name << " " << p.key();
+    EXPECT_GT(p.value().grad().abs().max().item<double>(), 0.0) << name << " " << p.key() << " gets no gradient";
+  }
+  torch::NoGradGuard ng;
+  auto base = m.forward(ids);
+  auto changed = ids.clone();
+  changed.index_put_({torch::indexing::Slice(), 6}, (ids.index({torch::indexing::Slice(), 6}) + 1) % 50);
+  auto after = m.forward(changed);
+  EXPECT_TRUE(torch::equal(after.narrow(1, 0, 6), base.narrow(1, 0, 6))) << name;  // the past is untouched
+  EXPECT_FALSE(torch::equal(after.narrow(1, 6, 1), base.narrow(1, 6, 1))) << name << " ignores its own token";
+}
+
+}  // namespace
+
 TEST(Model, EveryRegisteredMixerBuildsTrainsAndIsCausal) {
   size_t kinds = 0;
   for (const auto& row : ember::mixer_kinds()) {
-    torch::manual_seed(4);
     ModelConfig c = small_config();
     c.mixer.kind = row.name;
-    LanguageModel m(c);
-    auto ids = torch::randint(0, 50, {2, 12}, torch::kLong);
-    auto loss = m.loss(ids, ids);
-    loss.backward();
-    EXPECT_TRUE(std::isfinite(loss.item<double>())) << row.name;
-    for (const auto& p : m.named_parameters()) {
-      ASSERT_TRUE(p.value().grad().defined()) << row.name << " " << p.key();
-      EXPECT_GT(p.value().grad().abs().max().item<double>(), 0.0) << row.name << " " << p.key() << " gets no gradient";
-    }
-    torch::NoGradGuard ng;
-    auto base = m.forward(ids);
-    auto changed = ids.clone();
-    changed.index_put_({torch::indexing::Slice(), 6}, (ids.index({torch::indexing::Slice(), 6}) + 1) % 50);
-    auto after = m.forward(changed);
-    EXPECT_TRUE(torch::equal(after.narrow(1, 0, 6), base.narrow(1, 0, 6))) << row.name;  // the past is untouched
-    EXPECT_FALSE(torch::equal(after.narrow(1, 6, 1), base.narrow(1, 6, 1))) << row.name << " ignores its own token";
+    builds_trains_and_is_causal(c, row.name);
     ++kinds;
   }
   EXPECT_EQ(kinds, ember::mixer_kind_names().size());
   EXPECT_GE(kinds, 2u);
+}
+
+// Each feed-forward kind with its default options, and the cms chain learning in context too.
+TEST(Model, EveryRegisteredFeedForwardBuildsTrainsAndIsCausal) {
+  size_t kinds = 0;
+  for (const auto& row : ember::feed_forward_kinds()) {
+    ModelConfig c = small_config();
+    c.mlp.kind = row.name;
+    builds_trains_and_is_causal(c, row.name);
+    ++kinds;
+  }
+  EXPECT_EQ(kinds, ember::feed_forward_kind_names().size());
+  ModelConfig c = small_config();
+  c.mlp.kind = "cms";
+  auto& cms = c.mlp.get<ember::CmsConfig>();
+  cms.levels = 2, cms.update = ember::CmsUpdate::chunked, cms.chunk_sizes = {3, 0};
+  builds_trains_and_is_causal(c, "cms chunked");
 }
 
 TEST(Model, UnknownKindsAreErrorsThatListTheKinds) {

@@ -6,6 +6,7 @@
 #include "ember/run/run_config.h"
 #include "ember/config/json_writer.h"
 #include "ember/model/embedding.h"
+#include "ember/model/feed_forward.h"
 #include "ember/model/mixer.h"
 #include "ember/util/error.h"
 
@@ -27,8 +28,9 @@ nlohmann::json seam_json(const std::string& key, const std::vector<Row>& table) 
 }  // namespace
 
 nlohmann::json kinds_json() {
-  return nlohmann::json::array(
-      {seam_json("model.embedding.kind", embedding_kinds()), seam_json("model.mixer.kind", mixer_kinds())});
+  return nlohmann::json::array({seam_json("model.embedding.kind", embedding_kinds()),
+                                seam_json("model.mixer.kind", mixer_kinds()),
+                                seam_json("model.mlp.kind", feed_forward_kinds())});
 }
 
 std::string kinds_help() {
@@ -60,12 +62,12 @@ void register_config(CLI::App& app) {
   cmd->footer(
       "Examples:\n"
       "  ember config -c configs/tiny.yaml --set model.d_model=256\n"
-      "  ember config --kinds          # embedding and mixer kinds with their default options\n\n" +
+      "  ember config --kinds          # embedding, mixer and feed-forward kinds with their default options\n\n" +
       kinds_help());
   auto args = std::make_shared<ConfigArgs>();
   auto kinds = std::make_shared<bool>(false), json = std::make_shared<bool>(false);
   add_config_options(*cmd, *args, false);
-  cmd->add_flag("--kinds", *kinds, "List the kinds of model.embedding.kind and model.mixer.kind");
+  cmd->add_flag("--kinds", *kinds, "List the kinds of model.embedding.kind, model.mixer.kind and model.mlp.kind");
   cmd->add_flag("--json", *json, "Print JSON (the resolved config, or with --kinds the kinds)");
   cmd->callback([args, kinds, json] {
     if (*kinds) {

@@ -75,6 +75,12 @@ class FieldVisitor {
                           [&](FieldVisitor& v) { v.choice(key, legacy); }))
       choice(key, value);
   }
+  void added_choice(const char* key, std::string& value, const std::vector<std::string>& options,
+                    std::string legacy) {
+    if (!hashes_as_absent([&](FieldVisitor& v) { v.choice(key, value, options); },
+                          [&](FieldVisitor& v) { v.choice(key, legacy, options); }))
+      choice(key, value, options);
+  }
   // A section added later: its legacy value is a default-constructed Section.
   template <class Section>
   void added_section(const char* key, Section& s) {

@@ -1,10 +1,9 @@
-// One pre-norm decoder block: h = x + Mixer(RMSNorm(x)); out = h + MLP(RMSNorm(h)). The mixer kind
-// may ask for a chain of MLPs instead, each with its own norm and residual (model/mlp_chain.h), and
-// a chain that learns in context reads the model's next-token Feedback (model/feedback.h).
+// One pre-norm decoder block: h = x + Mixer(RMSNorm(x)); out = h + MLP(RMSNorm(h)). The
+// feed-forward kind (model/feed_forward.h) may make the MLP a chain of them, each with its own norm
+// and residual (model/mlp_chain.h), which may read the pass's ChainContext.
 #pragma once
 #include <torch/nn/module.h>
 
-#include "ember/model/feedback.h"
 #include "ember/model/mixer.h"
 #include "ember/model/mlp_chain.h"
 #include "ember/model/norm.h"
@@ -29,20 +28,20 @@ struct BlockState {
 class Block : public torch::nn::Module {
  public:
   Block(const ModelConfig& cfg, int64_t layer, int64_t d_ff);
-  // Without feedback a chain that learns in context is static (the first pass that computes it).
-  at::Tensor forward(const at::Tensor& x, const Rope& rope, BlockTrace* trace = nullptr, const Feedback& feedback = {});
-  // The next tokens of sequences whose earlier ones `state` holds (Mixer::decode); the chain reads the
-  // feedback of the positions before the new tokens.
-  at::Tensor decode(const at::Tensor& x, const Rope& rope, BlockState& state, const Feedback& feedback = {});
-  FeedbackNeeds feedback_needs() const { return chain_->feedback_needs(); }
+  // `context`: what the chain reads besides its input (model/mlp_chain.h; none: a static chain).
+  at::Tensor forward(const at::Tensor& x, const Rope& rope, BlockTrace* trace = nullptr,
+                     const ChainContext& context = {});
+  // The next tokens of sequences whose earlier ones `state` holds (Mixer::decode); `context` is the
+  // chain's for the positions before the new tokens.
+  at::Tensor decode(const at::Tensor& x, const Rope& rope, BlockState& state, const ChainContext& context = {});
   // Forward FLOPs per token at sequence length T: 2 per matmul weight + the mixer's own.
   double forward_flops_per_token(int64_t seq_len) const;
-  double in_context_flops_per_token() const { return chain_->in_context_flops_per_token(); }
   // Bytes per token the block keeps for backward (activations of `elem` bytes; the residual stream
   // and norms stay fp32): each RMSNorm's (rmsnorm_activation_bytes_per_token), then the mixer's and
   // the chain's own.
   double activation_bytes_per_token(int64_t elem) const;
   Mixer& mixer() { return *mixer_; }
+  const MlpChain& chain() const { return *chain_; }
   SwiGLU& mlp() { return *chain_->mlps().front(); }  // the first (usually only) MLP
   const std::vector<std::shared_ptr<SwiGLU>>& mlps() const { return chain_->mlps(); }
   int64_t mlp_width() const { return chain_->width(); }  // the chain's total width: the layer's MLP budget

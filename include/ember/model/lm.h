@@ -9,6 +9,7 @@
 
 #include "ember/config/train_config.h"
 #include "ember/model/block.h"
+#include "ember/model/chain_context.h"
 #include "ember/model/embedding.h"
 #include "ember/model/linear_cross_entropy.h"
 #include "ember/model/model_config.h"
@@ -16,14 +17,12 @@
 
 namespace ember {
 
-// The state of incremental decoding: one block state per block and the tokens seen. When blocks
-// read first-pass feedback (model/feedback.h), decoding runs that pass too: its own block states,
-// and the final stream of the last token, whose feedback waits for the next token.
+// The state of incremental decoding: one block state per block, the tokens seen and what the
+// chains' context carries (model/chain_context.h).
 struct DecodeState {
   std::vector<BlockState> layers;
   int64_t position = 0;
-  std::vector<BlockState> first_pass;
-  at::Tensor last_stream;  // [B, 1, D]
+  ChainContextState context;
 };
 
 class LanguageModel : public torch::nn::Module {
@@ -52,21 +51,17 @@ class LanguageModel : public torch::nn::Module {
   std::vector<std::shared_ptr<Block>>& blocks() { return blocks_; }
   at::Tensor head_weight() const;  // V x D; the embedding table itself when tied
   // Blocks whose activations are recomputed in backward (activation_checkpoint.h): none, all, or
-  // every k-th; and the rows of logits per chunk of the loss (0: about 256 MB of fp32 logits).
+  // every k-th.
   void set_activation_checkpointing(ActivationCheckpointing mode, int64_t k = 1);
 
   at::Tensor logits_of(const at::Tensor& hidden) const;  // s h W^T
-  FeedbackNeeds feedback_needs() const;  // what the blocks read of the next-token feedback
-  // Feedback::first_pass for ids (model/feedback.h): from a first pass in which no block reads
-  // feedback, d loss_t / d x_L,t at the final stream; it depends on ids_0..ids_{t+1} only.
-  at::Tensor first_pass_feedback(const at::Tensor& ids);
+  ModelParts parts();  // what the chains' context is computed from (model/chain_context.h)
 
   int64_t num_parameters() const;
   int64_t num_embedding_parameters() const;  // input side only
   // Training FLOPs per token (forward + backward): 6 N_matmul + 3 * attention score FLOPs, plus what
-  // blocks that learn in context add (feedback_flops_per_token).
+  // the chains' context adds (chain_context_flops_per_token).
   double train_flops_per_token(int64_t seq_len) const;
-  double feedback_flops_per_token(int64_t seq_len) const;  // the feedback and learning in context (0: none)
 
  private:
   ModelConfig cfg_;
@@ -74,12 +69,6 @@ class LanguageModel : public torch::nn::Module {
   std::shared_ptr<Embedding> embedding_;
   std::vector<std::shared_ptr<Block>> blocks_;
   std::shared_ptr<RMSNorm> final_norm_;
-  Feedback feedback_for(const at::Tensor& ids);  // what the blocks read (feedback_needs)
-  // d loss_t / d stream_t for final streams [B, n, D] against targets [B, n] (summed, not averaged).
-  at::Tensor stream_gradient(const at::Tensor& stream, const at::Tensor& targets);
-  // Feedback::at_stream for ids that start at position `first`: against the targets ids[q + 1 - first].
-  std::function<at::Tensor(const at::Tensor&, int64_t)> stream_feedback(const at::Tensor& ids, int64_t first);
-  at::Tensor decode_first_pass(const at::Tensor& ids, DecodeState& state);  // Feedback::first_pass of decode
   at::Tensor head_;              // undefined when tied
   std::vector<bool> recompute_;  // per block: activation checkpointing
   at::Tensor head_loss(const at::Tensor& h, const at::Tensor& targets, const LossGradient& gradient);

@@ -51,23 +51,19 @@ struct MixerContext {
 };
 MixerContext mixer_context(const ModelConfig& cfg, int64_t layer);
 
-class MlpChain;  // model/mlp_chain.h
-
 struct MixerKind {
   std::string name;
   std::string description;                                             // one line, for --help, inspect and errors
   std::function<std::unique_ptr<KindOptions>()> default_options = {};  // empty: the kind has no options
   std::vector<std::string> reads = {};  // other kinds whose sections it reads (albert: {"lev"})
   std::function<std::shared_ptr<Mixer>(const MixerContext&)> make = {};
-  // The widths of the block's chain of MLPs for a layer whose MLP budget is d_ff (the taper's
-  // width); empty: one MLP of width d_ff. Hope-attention splits it over its CMS levels; gated
-  // attention may shrink it to pay for its gate.
-  std::function<std::vector<int64_t>(const MixerContext&, int64_t d_ff)> mlp_widths = {};
-  // The kind's own chain of those widths, registered in the block `owner` (model/mlp_chain.h);
-  // empty: the static chain.
-  std::function<std::unique_ptr<MlpChain>(torch::nn::Module& owner, const MixerContext&,
-                                          const std::vector<int64_t>& widths)>
-      make_chain = {};
+  // The MLP budget left to the block's feed-forward (model/feed_forward.h) of a layer whose taper
+  // width is d_ff, when the mixer pays for parameters of its own from it (gated attention's gate);
+  // empty: d_ff.
+  std::function<int64_t(const MixerContext&, int64_t d_ff)> mlp_budget = {};
+  // A preset that brings its own feed-forward: model.mlp's kind and options as the kind has them
+  // (hope_attention: cms, from its own section); empty: model.mlp decides.
+  std::function<KindChoice(const MixerConfig&)> mlp_preset = {};
   // For kinds that are softmax attention as Llama has it: the gate on each head's output (none,
   // elementwise or headwise), what a Hugging Face export writes; empty: the kind has no such
   // counterpart and does not export.
@@ -77,5 +73,6 @@ struct MixerKind {
 const std::vector<MixerKind>& mixer_kinds();
 const MixerKind& mixer_kind(const std::string& name);  // ConfigError with did-you-mean
 std::shared_ptr<Mixer> make_mixer(const MixerContext& ctx);
+int64_t mixer_mlp_budget(const MixerContext& ctx, int64_t d_ff);  // MixerKind::mlp_budget, or d_ff
 
 }  // namespace ember

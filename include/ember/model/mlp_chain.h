@@ -1,19 +1,27 @@
 // The feed-forward part of a block, after its mixer: a chain of SwiGLU MLPs, each with its own
-// RMSNorm and residual, x <- x + MLP_l(RMSNorm_l(x)); one MLP of the layer's width unless the mixer
-// kind's registry row asks for other widths (mlp_widths) or its own chain (make_chain: a chain whose
-// MLPs learn in context, which reads the model's Feedback).
+// RMSNorm and residual, x <- x + MLP_l(RMSNorm_l(x)). The feed-forward kind (model/feed_forward.h)
+// gives the widths (one MLP of the layer's width for `swiglu`) and may derive its own chain, whose
+// MLPs compute differently (a chain that learns in context reads the pass's ChainContext).
 #pragma once
 #include <torch/nn/module.h>
 
 #include <memory>
 #include <vector>
 
-#include "ember/model/feedback.h"
-#include "ember/model/mixer.h"
 #include "ember/model/mlp.h"
 #include "ember/model/norm.h"
+#include "ember/model/teach_signal.h"
 
 namespace ember {
+
+struct FeedForwardContext;  // model/feed_forward.h
+
+// What a chain may read besides its input in one pass of the model (model/chain_context.h makes
+// it): the next-token teach signal, for chains that learn in context.
+struct ChainContext {
+  TeachSignal teach;
+  bool defined() const { return teach.defined(); }
+};
 
 // What a chain carries from one decoding call to the next (its own kind; none for a static chain).
 struct ChainState {
@@ -23,12 +31,13 @@ struct ChainState {
 class MlpChain {
  public:
   // Registers mlp_norm, mlp (and mlp_norm_l, mlp_l for l >= 1) in `owner`, the block, in that order.
-  MlpChain(torch::nn::Module& owner, const MixerContext& ctx, const std::vector<int64_t>& widths);
+  MlpChain(torch::nn::Module& owner, const FeedForwardContext& ctx, const std::vector<int64_t>& widths);
   virtual ~MlpChain() = default;
   // The stream after every MLP of the chain, for h [B, T, D]. `state` is given when decoding (the
   // next tokens of sequences whose earlier ones it holds; made on the first call that needs one).
-  at::Tensor forward(const at::Tensor& h, const Feedback& feedback = {}, std::unique_ptr<ChainState>* state = nullptr);
-  virtual FeedbackNeeds feedback_needs() const { return {}; }
+  at::Tensor forward(const at::Tensor& h, const ChainContext& context = {},
+                     std::unique_ptr<ChainState>* state = nullptr);
+  virtual TeachNeeds teach_needs() const { return {}; }
   // Forward + backward FLOPs per token of learning in context (0 for a static chain).
   virtual double in_context_flops_per_token() const { return 0.0; }
   // Bytes per token kept for backward: each MLP's norm and its own activations (model/block.h).
@@ -38,14 +47,11 @@ class MlpChain {
 
  protected:
   // MLP l's output for its normed input u (x: the stream it adds to); `state` non-null in decoding.
-  virtual at::Tensor level(size_t l, const at::Tensor& u, const at::Tensor& x, const Feedback& feedback,
+  virtual at::Tensor level(size_t l, const at::Tensor& u, const at::Tensor& x, const ChainContext& context,
                            ChainState* state);
   virtual std::unique_ptr<ChainState> make_state() const { return nullptr; }
   std::vector<std::shared_ptr<RMSNorm>> norms_;
   std::vector<std::shared_ptr<SwiGLU>> mlps_;
 };
-
-// The chain of the kind's registry row for a layer whose MLP budget is d_ff.
-std::unique_ptr<MlpChain> make_mlp_chain(torch::nn::Module& owner, const MixerContext& ctx, int64_t d_ff);
 
 }  // namespace ember

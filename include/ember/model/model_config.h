@@ -1,7 +1,8 @@
-// model.* keys: the LLaMA-style chassis and the three seams (embedding, mixer, per-layer MLP
-// widths). The embedding and mixer kinds come from their registries (model/embedding.h,
-// model/mixer.h); each kind's options live in its own section, model.embedding.<kind>.* and
-// model.mixer.<kind>.*, and reach only that kind's component.
+// model.* keys: the LLaMA-style chassis and its seams (embedding, mixer, feed-forward, per-layer
+// MLP widths). The embedding, mixer and feed-forward kinds come from their registries
+// (model/embedding.h, model/mixer.h, model/feed_forward.h); each kind's options live in its own
+// section, model.embedding.<kind>.*, model.mixer.<kind>.* and model.mlp.<kind>.*, and reach only
+// that kind's component.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -11,7 +12,8 @@
 
 namespace ember {
 
-// The two registries as the config sees them (tables in src/model/embedding.cpp and mixer.cpp):
+// The registries as the config sees them (tables in src/model/embedding.cpp, mixer.cpp and
+// feed_forward.cpp):
 // the kinds, each kind's default options, and the sections a kind reads (its own and those of the
 // kinds it is sized against), which the resolved config writes.
 std::vector<std::string> embedding_kind_names();
@@ -20,6 +22,9 @@ std::vector<std::string> embedding_sections_used(const std::string& kind);
 std::vector<std::string> mixer_kind_names();
 KindSections mixer_kind_options();
 std::vector<std::string> mixer_sections_used(const std::string& kind);
+std::vector<std::string> feed_forward_kind_names();
+KindSections feed_forward_kind_options();
+std::vector<std::string> feed_forward_sections_used(const std::string& kind);
 
 // model.embedding.*: kind (a row of the embedding registry) and each kind's section.
 struct EmbeddingConfig : KindChoice {
@@ -79,7 +84,10 @@ struct TaperConfig {
   void fields(FieldVisitor& v);
 };
 
-struct MlpConfig {
+// model.mlp.*: the feed-forward kind (a row of its registry) with each kind's section, and the
+// widths every kind shares.
+struct MlpConfig : KindChoice {
+  MlpConfig() : KindChoice{"swiglu", feed_forward_kind_options()} {}
   int64_t d_ff = 0;  // 0: 256 * ceil(8d/3 / 256), the fla/LLaMA default (docs/mixers.md)
   TaperConfig taper;
 
@@ -105,6 +113,7 @@ struct ModelConfig {
 
   int64_t kv_heads() const { return n_kv_heads == 0 ? n_heads : n_kv_heads; }
   int64_t head_dim() const { return d_model / n_heads; }
+  double out_std() const;  // the std of each residual branch's output projection
   int64_t base_d_ff() const;
   std::vector<int64_t> layer_d_ff() const;  // one width per layer (the taper seam)
 };

@@ -1,20 +1,21 @@
-#include "ember/model/mixers/hope_attention/cms_chain.h"
+#include "ember/model/mlps/cms/cms_chain.h"
 
-#include "ember/model/mixers/hope_attention/hope_attention.h"
+#include "ember/model/feed_forward.h"
+#include "ember/model/mlps/cms/cms_config.h"
 #include "ember/util/error.h"
 
 namespace ember {
 
-CmsChain::CmsChain(torch::nn::Module& owner, const MixerContext& ctx, const std::vector<int64_t>& widths,
+CmsChain::CmsChain(torch::nn::Module& owner, const FeedForwardContext& ctx, const std::vector<int64_t>& widths,
                    std::vector<LevelUpdate> updates)
     : MlpChain(owner, ctx, widths), updates_(std::move(updates)) {
   if (!updates_.empty() && updates_.size() != mlps_.size())
-    throw ConfigError("model.mixer." + ctx.config.kind + ": " + std::to_string(updates_.size()) +
+    throw ConfigError(ctx.path + ": " + std::to_string(updates_.size()) +
                       " level update rules for " + std::to_string(mlps_.size()) + " MLP levels");
 }
 
-FeedbackNeeds CmsChain::feedback_needs() const {
-  FeedbackNeeds needs;
+TeachNeeds CmsChain::teach_needs() const {
+  TeachNeeds needs;
   for (const auto& u : updates_) {
     if (!u.learns()) continue;
     if (u.signal == TeachSource::two_pass) needs.first_pass = true;
@@ -23,11 +24,12 @@ FeedbackNeeds CmsChain::feedback_needs() const {
   return needs;
 }
 
-at::Tensor CmsChain::level(size_t l, const at::Tensor& u, const at::Tensor& x, const Feedback& feedback,
+at::Tensor CmsChain::level(size_t l, const at::Tensor& u, const at::Tensor& x, const ChainContext& context,
                            ChainState* state) {
-  if (!feedback.defined() || updates_.empty() || !updates_[l].learns()) return mlps_[l]->forward(u);
-  if (!state) return fast_swiglu_forward(*mlps_[l], u, x, feedback, updates_[l]);
-  return fast_swiglu_decode(*mlps_[l], u, x, feedback, updates_[l], static_cast<CmsChainState&>(*state).levels[l]);
+  if (!context.teach.defined() || updates_.empty() || !updates_[l].learns()) return mlps_[l]->forward(u);
+  if (!state) return fast_swiglu_forward(*mlps_[l], u, x, context.teach, updates_[l]);
+  return fast_swiglu_decode(*mlps_[l], u, x, context.teach, updates_[l],
+                            static_cast<CmsChainState&>(*state).levels[l]);
 }
 
 std::unique_ptr<ChainState> CmsChain::make_state() const {
@@ -53,9 +55,13 @@ double CmsChain::activation_bytes_per_token(int64_t elem) const {
   return bytes;
 }
 
-std::unique_ptr<MlpChain> make_cms_chain(torch::nn::Module& owner, const MixerContext& ctx,
+std::vector<int64_t> cms_widths(const FeedForwardContext& ctx, int64_t d_ff) {
+  return cms_level_widths(d_ff, ctx.config.get<CmsConfig>().levels, ctx.path);
+}
+
+std::unique_ptr<MlpChain> make_cms_chain(torch::nn::Module& owner, const FeedForwardContext& ctx,
                                          const std::vector<int64_t>& widths) {
-  return std::make_unique<CmsChain>(owner, ctx, widths, ctx.config.get<HopeAttentionConfig>().level_updates());
+  return std::make_unique<CmsChain>(owner, ctx, widths, ctx.config.get<CmsConfig>().level_updates());
 }
 
 }  // namespace ember

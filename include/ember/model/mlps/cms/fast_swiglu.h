@@ -1,28 +1,29 @@
-// A SwiGLU MLP used as fast weights learned in context: Hope-attention's in-context chunked CMS
+// A SwiGLU MLP used as fast weights learned in context: the cms feed-forward's in-context chunked
 // level updates (Nested Learning Eq. 71, the spec's H1; docs/mixers.md, "Hope-attention"). Level l
 // starts every sequence from its outer-trained weights theta_0; the tokens of chunk j = [jC, (j+1)C)
 // read the weights after chunk j - 1; after the chunk's last token
 //   theta <- theta - lr * sum_{t in chunk} grad_theta < delta_t, MLP_theta(u_t) >   at the chunk-start theta
 // where u_t is the level's (normed) input and delta_t the teach signal, the next-token loss's
 // gradient at the final residual stream, which the level's output reaches along the skip path
-// (the model's Feedback, model/feedback.h: from a first, static pass, or at the level's own output). Tokens and chunks are 0-indexed: the step after token
-// i = (j+1)C - 1 is first read by token (j+1)C. The inner gradient is written out (no autograd
-// inside the loop, 8 d F FLOPs per token); each sequence of the batch has its own weights.
+// (model/teach_signal.h: from a first, static pass, or at the level's own output). Tokens and
+// chunks are 0-indexed: the step after token i = (j+1)C - 1 is first read by token (j+1)C. The
+// inner gradient is written out (no autograd inside the loop, 8 d F FLOPs per token); each sequence
+// of the batch has its own weights.
 #pragma once
 #include <ATen/ATen.h>
 
 #include <functional>
 
-#include "ember/model/feedback.h"
+#include "ember/model/teach_signal.h"
 #include "ember/model/mlp.h"
 #include "ember/config/enum_names.h"
 
 namespace ember {
 
 // Where a level's teach signal comes from (docs/mixers.md "Hope-attention"): the next-token
-// gradient at the final stream of a first, static pass (two_pass: Feedback::first_pass), or at the
+// gradient at the final stream of a first, static pass (two_pass: TeachSignal::first_pass), or at the
 // level's own output stream read through the final norm and head, in the same pass (lens:
-// Feedback::at_stream). In decoding, first_pass holds the rows of the positions before each new token.
+// TeachSignal::at_stream). In decoding, first_pass holds the rows of the positions before each new token.
 enum class TeachSource { two_pass, lens };
 inline std::span<const EnumName<TeachSource>> enum_names(TeachSource) {
   static constexpr EnumName<TeachSource> names[] = {{TeachSource::two_pass, "two_pass"}, {TeachSource::lens, "lens"}};
@@ -65,7 +66,7 @@ SwiGLUWeights swiglu_inner_grad(const SwiGLUWeights& w, const at::Tensor& u, con
 // level's normed input, x the stream it adds to (lens reads x + MLP(u)). With `differentiate` the
 // outer gradient flows through the updates (meta-learning); without, the updates are constants to
 // it (stop-grad) and the outer weights get the gradient of every chunk's read.
-at::Tensor fast_swiglu_forward(const SwiGLU& mlp, const at::Tensor& u, const at::Tensor& x, const Feedback& teach,
+at::Tensor fast_swiglu_forward(const SwiGLU& mlp, const at::Tensor& u, const at::Tensor& x, const TeachSignal& teach,
                                const LevelUpdate& rule);
 
 // The same from given per-sequence weights `w` with the teach rows given for every token (two_pass's
@@ -86,7 +87,7 @@ struct FastSwiGLUState {
 // rows of the positions before each new token that the state lacks ([B, T' or T' - 1 at the start,
 // d]); lens: of_stream knows this call's targets, so the output streams of all new tokens but the
 // last get their signals now, and the last one's (`pending`) the next call.
-at::Tensor fast_swiglu_decode(const SwiGLU& mlp, const at::Tensor& u, const at::Tensor& x, const Feedback& teach,
+at::Tensor fast_swiglu_decode(const SwiGLU& mlp, const at::Tensor& u, const at::Tensor& x, const TeachSignal& teach,
                               const LevelUpdate& rule, FastSwiGLUState& state);
 
 }  // namespace ember

@@ -1,4 +1,4 @@
-#include "ember/model/mixers/hope_attention/hope_attention.h"
+#include "ember/model/mlps/cms/cms_config.h"
 
 #include <cmath>
 
@@ -6,8 +6,7 @@
 
 namespace ember {
 
-void HopeAttentionConfig::fields(FieldVisitor& v) {
-  v.choice("impl", impl);
+void CmsConfig::fields(FieldVisitor& v) {
   v.field("levels", levels, Bound::positive());
   v.choice("update", update);
   v.field("chunk_sizes", chunk_sizes, Bound::non_negative());
@@ -17,7 +16,7 @@ void HopeAttentionConfig::fields(FieldVisitor& v) {
   v.added_field("inner_grad_clip", inner_grad_clip, 0.0, Bound::non_negative());  // before: unclipped
 }
 
-void HopeAttentionConfig::check(const ConfigChecker& c, const std::string& path) const {
+void CmsConfig::check(const ConfigChecker& c, const std::string& path) const {
   if (update != CmsUpdate::chunked) return;
   c.require(static_cast<int64_t>(chunk_sizes.size()) == levels, path + ".chunk_sizes",
             "has " + std::to_string(chunk_sizes.size()) + " entries but " + path + ".levels is " +
@@ -27,7 +26,7 @@ void HopeAttentionConfig::check(const ConfigChecker& c, const std::string& path)
               "must hold whole numbers of tokens (at most 1e9; 0 = a static level)");
 }
 
-std::vector<LevelUpdate> HopeAttentionConfig::level_updates() const {
+std::vector<LevelUpdate> CmsConfig::level_updates() const {
   if (update != CmsUpdate::chunked) return {};
   std::vector<LevelUpdate> rules;
   for (double size : chunk_sizes)
@@ -35,11 +34,10 @@ std::vector<LevelUpdate> HopeAttentionConfig::level_updates() const {
   return rules;
 }
 
-std::vector<int64_t> cms_level_widths(int64_t d_ff, int64_t levels) {
+std::vector<int64_t> cms_level_widths(int64_t d_ff, int64_t levels, const std::string& path) {
   if (d_ff < levels)
-    throw ConfigError("model.mixer.hope_attention.levels = " + std::to_string(levels) +
-                      " exceeds a layer's MLP width d_ff = " + std::to_string(d_ff) +
-                      ": every CMS level needs a width of at least 1");
+    throw ConfigError(path + ".levels = " + std::to_string(levels) + " exceeds a layer's MLP width d_ff = " +
+                      std::to_string(d_ff) + ": every CMS level needs a width of at least 1");
   std::vector<int64_t> widths(static_cast<size_t>(levels), d_ff / levels);
   for (int64_t l = 0; l < d_ff % levels; ++l) ++widths[static_cast<size_t>(l)];
   return widths;  // sum = d_ff: 3 d sum(widths) = 3 d d_ff weights, the Transformer's MLP

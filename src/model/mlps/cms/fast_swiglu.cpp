@@ -1,4 +1,4 @@
-#include "ember/model/mixers/hope_attention/fast_swiglu.h"
+#include "ember/model/mlps/cms/fast_swiglu.h"
 
 #include <vector>
 
@@ -89,7 +89,7 @@ at::Tensor chunked_levels(SwiGLUWeights w, const at::Tensor& u, const LevelUpdat
 
 }  // namespace
 
-at::Tensor fast_swiglu_forward(const SwiGLU& mlp, const at::Tensor& u, const at::Tensor& x, const Feedback& teach,
+at::Tensor fast_swiglu_forward(const SwiGLU& mlp, const at::Tensor& u, const at::Tensor& x, const TeachSignal& teach,
                                const LevelUpdate& rule) {
   if (!rule.learns() || !teach.defined()) return mlp.forward(u);
   const bool lens = rule.signal == TeachSource::lens;
@@ -108,7 +108,7 @@ at::Tensor fast_swiglu_two_pass(const SwiGLUWeights& w, const at::Tensor& u, con
   return chunked_levels(w, u, rule, [&](int64_t start, int64_t n, const at::Tensor&) { return teach.narrow(1, start, n); });
 }
 
-at::Tensor fast_swiglu_decode(const SwiGLU& mlp, const at::Tensor& u, const at::Tensor& x, const Feedback& teach,
+at::Tensor fast_swiglu_decode(const SwiGLU& mlp, const at::Tensor& u, const at::Tensor& x, const TeachSignal& teach,
                               const LevelUpdate& rule, FastSwiGLUState& st) {
   if (!rule.learns()) return mlp.forward(u);
   const bool lens = rule.signal == TeachSource::lens;

@@ -1,9 +1,9 @@
-// Hope-attention's Continuum Memory System as a block's feed-forward chain (model/mlp_chain.h): k
-// SwiGLU levels, each of which may learn in context by its LevelUpdate (fast_swiglu.h), reading the
-// model's next-token Feedback: the first static pass's rows (two_pass) or its own output stream (lens).
+// The cms feed-forward's chain (model/mlp_chain.h): k SwiGLU levels, each of which may learn in
+// context by its LevelUpdate (fast_swiglu.h), reading the pass's next-token teach signal
+// (model/teach_signal.h): the first static pass's rows (two_pass) or its own output stream (lens).
 #pragma once
-#include "ember/model/mixers/hope_attention/fast_swiglu.h"
 #include "ember/model/mlp_chain.h"
+#include "ember/model/mlps/cms/fast_swiglu.h"
 
 namespace ember {
 
@@ -14,10 +14,10 @@ struct CmsChainState : ChainState {
 
 class CmsChain : public MlpChain {
  public:
-  // updates: one per level, or empty (every level static); a ConfigError naming the kind otherwise.
-  CmsChain(torch::nn::Module& owner, const MixerContext& ctx, const std::vector<int64_t>& widths,
+  // updates: one per level, or empty (every level static); a ConfigError naming the options' path otherwise.
+  CmsChain(torch::nn::Module& owner, const FeedForwardContext& ctx, const std::vector<int64_t>& widths,
            std::vector<LevelUpdate> updates);
-  FeedbackNeeds feedback_needs() const override;
+  TeachNeeds teach_needs() const override;
   // Per learning level its inner gradient, 4 matmuls of d x F (8 d F), x 3 when the outer gradient
   // flows through it (`differentiate`).
   double in_context_flops_per_token() const override;
@@ -26,7 +26,7 @@ class CmsChain : public MlpChain {
   double activation_bytes_per_token(int64_t elem) const override;
 
  protected:
-  at::Tensor level(size_t l, const at::Tensor& u, const at::Tensor& x, const Feedback& feedback,
+  at::Tensor level(size_t l, const at::Tensor& u, const at::Tensor& x, const ChainContext& context,
                    ChainState* state) override;
   std::unique_ptr<ChainState> make_state() const override;
 
@@ -34,8 +34,9 @@ class CmsChain : public MlpChain {
   std::vector<LevelUpdate> updates_;  // per level; empty: all static
 };
 
-// The registry row's make_chain for hope_attention: its config's level updates.
-std::unique_ptr<MlpChain> make_cms_chain(torch::nn::Module& owner, const MixerContext& ctx,
+// The registry row's widths and chain for kind cms (src/model/feed_forward.cpp).
+std::vector<int64_t> cms_widths(const FeedForwardContext& ctx, int64_t d_ff);
+std::unique_ptr<MlpChain> make_cms_chain(torch::nn::Module& owner, const FeedForwardContext& ctx,
                                          const std::vector<int64_t>& widths);
 
 }  // namespace ember
