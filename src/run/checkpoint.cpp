@@ -60,6 +60,24 @@ const ComponentState& CheckpointData::component(const std::string& name) const {
   return it->second;
 }
 
+ComponentState CheckpointData::merged(const std::string& name) const {
+  const std::string prefix = name + "_shard_";
+  auto is_shard = [&](const std::string& n) {
+    return n.size() > prefix.size() && n.rfind(prefix, 0) == 0 &&
+           n.find_first_not_of("0123456789", prefix.size()) == std::string::npos;
+  };
+  auto it = components.find(name);
+  ComponentState out = it == components.end() ? ComponentState{} : it->second;
+  bool found = it != components.end();
+  for (const auto& [n, c] : components)
+    if (is_shard(n)) {
+      out.tensors.insert(c.tensors.begin(), c.tensors.end());
+      found = true;
+    }
+  if (!found) throw CheckpointError(where() + " holds no state for '" + name + "'");
+  return out;
+}
+
 std::map<std::string, ComponentState> save_components(const NamedComponents& components) {
   std::map<std::string, ComponentState> out;
   for (const auto& [name, component] : components) out[name] = component->save_state();
@@ -67,7 +85,7 @@ std::map<std::string, ComponentState> save_components(const NamedComponents& com
 }
 
 void restore_components(const CheckpointData& data, const NamedComponents& components) {
-  for (const auto& [name, component] : components) component->load_state(data.component(name), data.where());
+  for (const auto& [name, component] : components) component->load_state(data.merged(name), data.where());
 }
 
 Checkpointer::Checkpointer(fs::path run_dir, int64_t keep) : run_dir_(std::move(run_dir)), keep_(keep) {}

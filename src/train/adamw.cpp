@@ -24,7 +24,7 @@ bool parameter_decays(const std::string& name, const at::Tensor& p, bool decay_e
   return true;
 }
 
-AdamW::AdamW(const NamedParameters& params, const OptimConfig& cfg) : cfg_(cfg) {
+AdamW::AdamW(const NamedParameters& params, const OptimConfig& cfg, StateScope scope) : cfg_(cfg), scope_(scope) {
   for (const auto& [name, p] : params)  // the fused kernel wants the step counters on the parameters' device
     slots_.push_back({name, p, at::zeros_like(p), at::zeros_like(p), at::zeros({}, p.options().dtype(at::kFloat)),
                       parameter_decays(name, p, cfg.decay_embeddings)});

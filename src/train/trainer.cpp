@@ -11,6 +11,8 @@
 #include "ember/analysis/epsilon.h"
 #include "ember/data/text_encoder.h"
 #include "ember/model/autocast.h"
+#include "ember/distributed/together.h"
+#include "ember/run/checkpoint_writer.h"
 #include "ember/run/run_data.h"
 #include "ember/train/device_choice.h"
 #include "ember/train/device_memory.h"
@@ -78,17 +80,7 @@ void Trainer::join_job() {
 }
 
 void Trainer::together(const char* phase, const std::function<void()>& fn) {
-  std::exception_ptr failure;
-  try {
-    fn();
-  } catch (...) {
-    failure = std::current_exception();
-    if (!comm_) throw;
-  }
-  if (!comm_) return;
-  if (!comm_->any(failure != nullptr)) return;
-  if (failure) std::rethrow_exception(failure);
-  throw Error(fmt::format("{}: another rank failed (its error is above); rank {} stops too", phase, dist_.rank));
+  ember::together(comm_.get(), dist_.rank, phase, fn);
 }
 
 double Trainer::reduce_mean(double x) { return comm_ ? comm_->sum(x) / dist_.world : x; }
@@ -137,59 +129,18 @@ void Trainer::open_run_dir() {
 
 NamedComponents Trainer::components() {
   // The train state first: it refuses a checkpoint of another model before anything is loaded.
-  // The optimizer is not here: it may be one file or one shard per rank (save_checkpoint, resume).
-  return {{"train", &state_}, {"model", model_state_.get()}, {"loader", train_loader_.get()}, {"rng", &rng_}};
-}
-
-void Trainer::require_every_shard() const {
-  for (int r = 0; r < dist_.world; ++r) {
-    const auto shard = checkpointer_->staging_dir(state_.step) / fmt::format("optim_shard_{}.safetensors", r);
-    if (!fs::exists(shard))
-      throw CheckpointError(
-          fmt::format("ZeRO-1 checkpoint: rank {}'s optimizer shard is not in '{}'; every rank must "
-                      "write to the same run directory (on several nodes, a shared filesystem)",
-                      r, shard.parent_path().string()));
-  }
+  return {{"train", &state_},
+          {"model", model_state_.get()},
+          {"loader", train_loader_.get()},
+          {"rng", &rng_},
+          {"optim", optimizer_.get()}};
 }
 
 void Trainer::save_checkpoint() {
   settle_steps();  // the skipped-step count is part of the train state
-  // Every rank holds the same model (and, without ZeRO, optimizer) state, so rank 0 writes it. With
-  // ZeRO-1 each rank writes its optimizer shard into the staging directory first; SHA256SUMS and
-  // `latest` come after a barrier, so a crash mid-save leaves the previous checkpoint in force.
-  std::map<std::string, ComponentState> states;
-  if (main_rank()) states = save_components(components());
-  if (!param_sync_) {
-    if (main_rank()) states["optim"] = optimizer_->save_state();
-  } else {
-    if (main_rank()) checkpointer_->begin(state_.step);
-    comm_->barrier();
-    // A shard that cannot be written, or that rank 0 cannot see (run directories not shared),
-    // stops every rank with the reason rather than leaving them in a barrier.
-    together("writing the optimizer shards", [&] {
-      Checkpointer::write_tensors(checkpointer_->staging_dir(state_.step), fmt::format("optim_shard_{}", dist_.rank),
-                                  optimizer_->save_state());
-    });
-    together("checking the optimizer shards", [&] {
-      if (main_rank()) require_every_shard();
-    });
-  }
-  if (main_rank()) {
-    auto dir = param_sync_ ? checkpointer_->seal(checkpointer_->staging_dir(state_.step), states, state_.step)
-                           : checkpointer_->save(states, state_.step);
-    log::info("checkpoint {}", dir.string());
-  }
-  if (comm_) comm_->barrier();
-}
-
-void Trainer::restore_optimizer(const CheckpointData& ckpt) {
-  // "optim" (one file) or "optim_shard_<r>" (ZeRO-1, any number of ranks): each parameter's state
-  // is stored under its name, so the union serves any world size and either mode.
-  TensorMap merged;
-  for (const auto& [name, c] : ckpt.components)
-    if (name == "optim" || name.rfind("optim_shard_", 0) == 0) merged.insert(c.tensors.begin(), c.tensors.end());
-  if (merged.empty()) throw CheckpointError(ckpt.where() + " holds no optimizer state (optim.safetensors)");
-  optimizer_->load_state_tensors(merged, ckpt.where());
+  const auto dir =
+      write_checkpoint(*checkpointer_, components(), state_.step, {dist_.rank, dist_.world, comm_.get()});
+  if (main_rank()) log::info("checkpoint {}", dir.string());
 }
 
 void Trainer::train_step() {
@@ -409,7 +360,7 @@ void Trainer::build_model() {
       if (owners[k] == dist_.rank) mine.push_back(named[k]);
     named = mine;
   }
-  optimizer_ = std::make_unique<AdamW>(named, cfg_.optim);
+  optimizer_ = std::make_unique<AdamW>(named, cfg_.optim, param_sync_ ? StateScope::per_rank : StateScope::shared);
 }
 
 void Trainer::log_memory_per_rank() const {
@@ -480,7 +431,6 @@ void Trainer::resume() {
     return;
   }
   restore_components(*ckpt, components());  // every rank reads the same checkpoint
-  restore_optimizer(*ckpt);
   if (metrics_) metrics_->truncate_after(state_.step);
   log::info("resumed from {} at step {} ({} tokens seen)", ckpt->dir.string(), state_.step, state_.tokens_seen);
   warn_about_changes();

@@ -25,11 +25,15 @@ struct CheckpointData {
   std::string where() const { return "checkpoint '" + dir.string() + "'"; }
   // The state of a component; a CheckpointError naming the checkpoint when it is absent.
   const ComponentState& component(const std::string& name) const;
+  // The same with the shards <name>_shard_<r> of a per-rank component merged in (their tensors
+  // are keyed by what they belong to, e.g. a parameter's name, so any world size reads them).
+  ComponentState merged(const std::string& name) const;
 };
 
 // The states of `components`, to save.
 std::map<std::string, ComponentState> save_components(const NamedComponents& components);
-// Restores each component in order; a component the checkpoint lacks is a CheckpointError.
+// Restores each component in order, from its merged state; a component the checkpoint lacks is a
+// CheckpointError.
 void restore_components(const CheckpointData& data, const NamedComponents& components);
 
 class Checkpointer {
@@ -37,7 +41,7 @@ class Checkpointer {
   Checkpointer(std::filesystem::path run_dir, int64_t keep);
 
   std::filesystem::path save(const std::map<std::string, ComponentState>& components, int64_t step);
-  // The same in three parts, for components written by several processes (optimizer shards):
+  // The same in three parts, for components written by several processes (run/checkpoint_writer.h):
   // begin() makes an empty staging directory, write_tensors() puts one component's tensors there
   // (any process), seal() writes the rest, SHA256SUMS over every staged file, renames it into
   // place and moves `latest`. Call seal() only when every writer has finished.

@@ -18,10 +18,12 @@ using NamedParameters = std::vector<std::pair<std::string, at::Tensor>>;
 
 bool parameter_decays(const std::string& name, const at::Tensor& p, bool decay_embeddings);
 
-// A checkpoint component: its moments and step counts (optim.safetensors).
+// A checkpoint component: its moments and step counts (optim.safetensors), or with ZeRO-1 the
+// moments of this rank's parameters only (scope per_rank: optim_shard_<r>.safetensors).
 class AdamW final : public Stateful {
  public:
-  AdamW(const NamedParameters& params, const OptimConfig& cfg);
+  AdamW(const NamedParameters& params, const OptimConfig& cfg, StateScope scope = StateScope::shared);
+  StateScope scope() const override { return scope_; }
   // Parameters without a gradient are left alone. The gradients are multiplied by grad_scale inside
   // the fused pass (clipping without a pass of its own over every gradient).
   void step(double lr, double grad_scale = 1.0);
@@ -47,6 +49,7 @@ class AdamW final : public Stateful {
   };
   void fused_step(double lr, const std::optional<at::Tensor>& divisor, const std::optional<at::Tensor>& found_inf);
   OptimConfig cfg_;
+  StateScope scope_;
   std::vector<Slot> slots_;
   at::Tensor steps_;  // int64 on the parameters' device, so that a skip is counted without a sync
 };

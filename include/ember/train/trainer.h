@@ -73,14 +73,12 @@ class Trainer {
   void resume();
   void record_config();
   void remeasure_peak();
-  void require_every_shard() const;
   void warn_about_changes() const;
   void refuse_another_model(const CheckpointData& ckpt, const TrainState& saved) const;
   double measure_peak() const;
   void check_ranks_resumed_alike();
-  void restore_optimizer(const CheckpointData& ckpt);
   void log_memory_per_rank() const;
-  NamedComponents components();
+  NamedComponents components();  // what a checkpoint holds (run/checkpoint_writer.h)
 
   Config cfg_;
   TrainOptions opt_;

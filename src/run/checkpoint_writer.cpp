@@ -1,0 +1,64 @@
+#include "ember/run/checkpoint_writer.h"
+
+#include <fmt/format.h>
+
+#include "ember/distributed/together.h"
+#include "ember/util/error.h"
+
+namespace ember {
+namespace {
+
+constexpr const char* kSameRunDirectory =
+    "every rank must write to the same run directory (on several nodes, a shared filesystem)";
+
+std::string shard_name(const std::string& name, int rank) { return fmt::format("{}_shard_{}", name, rank); }
+
+// Every rank's shard of each per-rank component is in the staging directory (they all write to the
+// same run directory: on several nodes, a shared filesystem).
+void require_every_shard(const std::filesystem::path& staging, const NamedComponents& components, int world) {
+  for (const auto& [name, component] : components) {
+    if (component->scope() != StateScope::per_rank) continue;
+    for (int r = 0; r < world; ++r)
+      if (!std::filesystem::exists(staging / (shard_name(name, r) + ".safetensors")))
+        throw CheckpointError(fmt::format("checkpoint: rank {}'s {} shard is not in '{}'; {}", r, name,
+                                          staging.string(), kSameRunDirectory));
+  }
+}
+
+}  // namespace
+
+std::filesystem::path write_checkpoint(Checkpointer& checkpointer, const NamedComponents& components, int64_t step,
+                                       const RankGroup& ranks) {
+  const bool main = ranks.rank == 0;
+  bool sharded = false;
+  for (const auto& [name, component] : components) sharded = sharded || component->scope() == StateScope::per_rank;
+  std::map<std::string, ComponentState> shared;
+  if (main)
+    for (const auto& [name, component] : components)
+      if (component->scope() == StateScope::shared) shared[name] = component->save_state();
+  std::filesystem::path dir;
+  if (!sharded) {
+    if (main) dir = checkpointer.save(shared, step);
+  } else {
+    if (main) checkpointer.begin(step);
+    if (ranks.comm) ranks.comm->barrier();  // the staging directory exists before any rank writes
+    const auto staging = checkpointer.staging_dir(step);
+    together(ranks.comm, ranks.rank, "writing the checkpoint's shards", [&] {
+      if (!std::filesystem::is_directory(staging))
+        throw CheckpointError(fmt::format("checkpoint: rank {} does not see the staging directory '{}' that rank 0 "
+                                          "made; {}",
+                                          ranks.rank, staging.string(), kSameRunDirectory));
+      for (const auto& [name, component] : components)
+        if (component->scope() == StateScope::per_rank)
+          Checkpointer::write_tensors(staging, shard_name(name, ranks.rank), component->save_state());
+    });
+    together(ranks.comm, ranks.rank, "checking the checkpoint's shards", [&] {
+      if (main) require_every_shard(staging, components, ranks.world);
+    });
+    if (main) dir = checkpointer.seal(staging, shared, step);
+  }
+  if (ranks.comm) ranks.comm->barrier();
+  return dir;
+}
+
+}  // namespace ember
