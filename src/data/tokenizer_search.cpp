@@ -4,6 +4,7 @@
 #include <system_error>
 
 #include "ember/util/install_prefix.h"
+#include "ember/util/package_data.h"
 #include "ember/util/error.h"
 
 namespace ember {
@@ -26,6 +27,7 @@ TokenizerSearchEnv tokenizer_search_env() {
   env.executable = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (ec) env.executable.clear();
   env.install_prefix = kEmberInstallPrefix;
+  env.package_data = package_data_dirs();
   return env;
 }
 
@@ -40,6 +42,7 @@ std::vector<TokenizerPlace> tokenizer_search_dirs(const TokenizerSearchEnv& env)
   const std::filesystem::path share = std::filesystem::path("share") / "ember" / "tokenizers";
   if (!env.tokenizer_dir.empty()) add(env.tokenizer_dir, "$EMBER_TOKENIZER_DIR");
   if (!env.executable.empty()) add(env.executable.parent_path() / ".." / share, "relative to the binary");
+  for (const auto& dir : env.package_data) add(dir / "tokenizers", "the installed package (find_package)");
   if (!env.install_prefix.empty()) add(env.install_prefix / share, "the install prefix");
   if (!env.xdg_cache_home.empty())
     add(std::filesystem::path(env.xdg_cache_home) / "ember" / "tokenizers", "the user cache, $XDG_CACHE_HOME");
@@ -56,7 +59,7 @@ std::filesystem::path find_tokenizer_file(const std::string& file, const std::ve
     if (std::filesystem::is_regular_file(candidate)) return candidate;
     looked += (looked.empty() ? "" : ", ") + p.dir.string() + " (" + p.why + ")";
   }
-  if (looked.empty()) looked = "nowhere: no $EMBER_TOKENIZER_DIR, binary path, install prefix or $HOME";
+  if (looked.empty()) looked = "nowhere: no $EMBER_TOKENIZER_DIR, binary path, installed package, install prefix or $HOME";
   throw DataError(what + " needs its rank file " + file + ", not found in " + looked +
                   "; set EMBER_TOKENIZER_DIR to a folder holding it (ember ships the published ones in "
                   "third_party/tokenizers, installed as share/ember/tokenizers)");

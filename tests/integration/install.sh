@@ -2,7 +2,8 @@
 # too), the tokenizer rank files under share/ember/tokenizers and the CMake package. The installed
 # CLI finds the presets with an empty HOME, also after the prefix is moved; the error names every
 # place looked. examples/custom_model builds against the moved prefix with find_package(ember) and
-# trains (its loss falls to half). docs/install.md.
+# trains (its loss falls to half), and tests/downstream, a program linking the library, encodes with
+# a preset from the moved prefix's data with an empty HOME. docs/install.md.
 source "$(dirname "$0")/lib_common.sh"
 BUILD="${EMBER_BUILD_DIR:-}"
 [ -n "$BUILD" ] && [ -f "$BUILD/CMakeCache.txt" ] || fail "EMBER_BUILD_DIR ('$BUILD') is not a configured build tree (tests/CMakeLists.txt sets it)"
@@ -54,4 +55,20 @@ cmake -S "$SRC/examples/custom_model" -B example "${gen[@]}" "${launcher[@]}" -D
 cmake --build example >build.log 2>&1 || { tail -30 build.log >&2; fail "examples/custom_model does not build against the prefix"; }
 ./example/custom_model >train.log 2>&1 || { tail -20 train.log >&2; fail "examples/custom_model did not train"; }
 grep -q "^mean loss: first 5 steps" train.log || fail "examples/custom_model printed no loss summary"
+
+# A program of one's own that links the library finds the installed presets too, through the
+# package it was built against (the folder comes from where find_package found it: the moved prefix),
+# with an empty HOME; the error names that folder when the data is gone.
+cmake -S "$SRC/tests/downstream" -B downstream "${gen[@]}" "${launcher[@]}" -DCMAKE_PREFIX_PATH="$P" \
+  >downstream_configure.log 2>&1 || { tail -30 downstream_configure.log >&2; fail "tests/downstream does not configure"; }
+cmake --build downstream >downstream_build.log 2>&1 || { tail -30 downstream_build.log >&2; fail "tests/downstream does not build"; }
+env -u EMBER_TOKENIZER_DIR -u XDG_CACHE_HOME HOME="$SCRATCH/home" ./downstream/encode_preset cl100k_base <text.txt \
+  >downstream.txt 2>downstream.err || { cat downstream.err >&2; fail "a program linking the installed library found no preset"; }
+cmp -s want.txt downstream.txt || fail "the downstream program encodes differently from ember"
+mv "$P/share/ember/tokenizers" "$P/share/ember/tokenizers.away"
+env -u XDG_CACHE_HOME EMBER_TOKENIZER_DIR="$SCRATCH/empty" HOME="$SCRATCH/home" ./downstream/encode_preset cl100k_base \
+  <text.txt >/dev/null 2>downstream.err && fail "the downstream program encoded without its rank file"
+grep -qF "$P/share/ember/tokenizers (the installed package (find_package))" downstream.err \
+  || { cat downstream.err >&2; fail "the error does not name the installed package's folder"; }
+mv "$P/share/ember/tokenizers.away" "$P/share/ember/tokenizers"
 echo "OK"

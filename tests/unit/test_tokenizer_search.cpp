@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +15,7 @@
 #include "ember/data/tokenizer_presets.h"
 #include "ember/data/tokenizer_search.h"
 #include "ember/util/error.h"
+#include "ember/util/package_data.h"
 
 namespace tokenizer_search {
 namespace {
@@ -58,6 +60,27 @@ TEST(TokenizerSearch, OrderIsEnvThenBinaryThenPrefixThenCache) {
   EXPECT_EQ(places[3].why, "the user cache, $XDG_CACHE_HOME");
   env.xdg_cache_home.clear();  // without XDG_CACHE_HOME: ~/.cache
   EXPECT_EQ(dirs_of(ember::tokenizer_search_dirs(env)).back(), "/home/u/.cache/ember/tokenizers");
+}
+
+// A program built against an installed package (its CMake package registers share/ember) looks
+// there after its own folder and before the prefix ember was configured with.
+TEST(TokenizerSearch, TheInstalledPackageComesAfterTheBinaryAndBeforeThePrefix) {
+  ember::TokenizerSearchEnv env{"", "", "/home/u", "/work/app/build/app", "/usr/local", {"/opt/moved/share/ember"}};
+  const auto places = ember::tokenizer_search_dirs(env);
+  EXPECT_EQ(dirs_of(places),
+            (std::vector<std::string>{"/work/app/share/ember/tokenizers", "/opt/moved/share/ember/tokenizers",
+                                      "/usr/local/share/ember/tokenizers", "/home/u/.cache/ember/tokenizers"}));
+  EXPECT_EQ(places[1].why, "the installed package (find_package)");
+}
+
+TEST(TokenizerSearch, RegisteredPackageDataIsInThisProcesssSearch) {
+  ember::register_package_data_dir("/opt/registered/share/ember/");
+  ember::register_package_data_dir("/opt/registered/share/ember");  // once, however often registered
+  const auto env = ember::tokenizer_search_env();
+  EXPECT_EQ(std::count(env.package_data.begin(), env.package_data.end(), fs::path("/opt/registered/share/ember")),
+            1);
+  const auto dirs = dirs_of(ember::tokenizer_search_dirs(env));
+  EXPECT_NE(std::find(dirs.begin(), dirs.end(), "/opt/registered/share/ember/tokenizers"), dirs.end());
 }
 
 TEST(TokenizerSearch, UnsetPlacesAreSkippedAndRepeatsMerged) {

@@ -3,9 +3,11 @@
 //   2. <folder of the running binary>/../share/ember/tokenizers: an install's bin/ember, or the
 //      build tree's tools/ember and tests/ (the build links <build>/share/ember/tokenizers to
 //      third_party/tokenizers)
-//   3. <install prefix>/share/ember/tokenizers, the prefix ember was configured with: a program
-//      that links the installed library and lives outside the prefix
-//   4. the user cache: $XDG_CACHE_HOME/ember/tokenizers, else $HOME/.cache/ember/tokenizers
+//   3. <share/ember>/tokenizers of the installed package a program was built against: a program
+//      that links the installed library (its CMake package registers the folder, found relative to
+//      the package, so a moved prefix works: util/package_data.h)
+//   4. <install prefix>/share/ember/tokenizers, the prefix ember was configured with
+//   5. the user cache: $XDG_CACHE_HOME/ember/tokenizers, else $HOME/.cache/ember/tokenizers
 // A pure function of its inputs (tokenizer_search_dirs), so the order is testable.
 #pragma once
 #include <filesystem>
@@ -21,6 +23,7 @@ struct TokenizerSearchEnv {
   std::string home;                      // $HOME
   std::filesystem::path executable;      // the running binary (/proc/self/exe)
   std::filesystem::path install_prefix;  // CMAKE_INSTALL_PREFIX when ember was configured
+  std::vector<std::filesystem::path> package_data;  // installed share/ember folders (util/package_data.h)
 };
 
 // One folder to look in and why it is on the list (for the error that lists them).
@@ -29,7 +32,7 @@ struct TokenizerPlace {
   std::string why;
 };
 
-// This process's environment, executable and compiled-in install prefix.
+// This process's environment, executable, registered package data and compiled-in install prefix.
 TokenizerSearchEnv tokenizer_search_env();
 // The folders in search order (above), each once.
 std::vector<TokenizerPlace> tokenizer_search_dirs(const TokenizerSearchEnv& env);
