@@ -1,6 +1,6 @@
 // ember::lev_spline: LEV's fused spline tensor product (docs/leviathan.md steps 4-6) as a PyTorch
 // operator with CPU and CUDA kernels. Its backward is the operator ember::lev_spline_backward;
-// python/ember/_ops.py registers the autograd formula and the fake (shape) implementations.
+// python/ember/_registrations.py registers the autograd formula and the fake (shape) implementations.
 // ember::lev_spline_reference is the same product from plain ATen ops (autograd through them),
 // with the optional learnable knot scale the fused kernels do not support.
 #include <torch/library.h>

@@ -44,6 +44,11 @@ def _linear_cross_entropy_fake(hidden, weight, targets, scale=1.0, chunk_rows=0)
     return hidden.new_empty((), dtype=_loss_dtype(hidden, weight)), torch.empty_like(hidden), torch.empty_like(weight)
 
 
+@lib.register_fake("ember::linear_cross_entropy_loss")
+def _linear_cross_entropy_loss_fake(hidden, weight, targets, scale=1.0, chunk_rows=0):
+    return hidden.new_empty((), dtype=_loss_dtype(hidden, weight))
+
+
 def _linear_cross_entropy_setup(ctx, inputs, output):
     _, grad_hidden, grad_weight = output
     ctx.save_for_backward(grad_hidden, grad_weight)

@@ -93,6 +93,7 @@ class LEVEmbedding(torch.nn.Module):
 
     def generate(self, ids):
         """G for a list of ids [N] -> [N, D], in fp32 whatever autocast says (step 8)."""
+        self.check_ids(ids)
         with torch.autocast(ids.device.type, enabled=False):
             u = self.squashed_seeds(ids)
             if self.impl == "fused":
@@ -101,9 +102,19 @@ class LEVEmbedding(torch.nn.Module):
                 M = torch.ops.ember.lev_spline_reference(u, self.spline, self.normalize_basis, self.knot_scale)
             return M.reshape(M.shape[0], -1) @ self.out_proj  # E(i) = sum_l M_l W_out_l  (step 7)
 
+    def check_ids(self, ids):
+        """IndexError unless every id is in [0, vocab_size), as nn.Embedding (the digits would otherwise
+        map id V + 5 onto id 5). Not under torch.compile, where reading the ids back would break the graph."""
+        if ids.numel() == 0 or torch.compiler.is_compiling():
+            return
+        lo, hi = int(ids.min()), int(ids.max())
+        if lo < 0 or hi >= self.vocab_size:
+            raise IndexError(f"LEVEmbedding: token id {lo if lo < 0 else hi} is out of range [0, {self.vocab_size})")
+
     def forward(self, ids):
         """Embeddings of ids of any shape; the generator runs once per unique id of the batch (under
         torch.compile once per id, as a data-dependent shape would break the graph)."""
+        self.check_ids(ids)
         if torch.compiler.is_compiling():
             return self.generate(ids.reshape(-1)).view(*ids.shape, self.dim)
         unique, inverse = torch.unique(ids.reshape(-1), sorted=True, return_inverse=True)

@@ -6,10 +6,14 @@ import torch
 
 
 def linear_cross_entropy(hidden, weight, targets, scale=1.0, chunk_rows=0):
-    """hidden [N, D] (or [..., D]), weight [V, D], targets [N] (or [...]) int64 -> the mean loss.
-    chunk_rows 0: the device's budget (256 MiB of fp32 logits on a CPU, 4 GiB on a GPU)."""
-    loss, _, _ = torch.ops.ember.linear_cross_entropy(hidden.reshape(-1, hidden.shape[-1]), weight,
-                                                      targets.reshape(-1), float(scale), int(chunk_rows))
+    """hidden [N, D] (or [..., D]), weight [V, D], targets [N] (or [...]) int64 in [0, V) -> the mean loss
+    (IndexError for a target outside). chunk_rows 0: the device's budget (256 MiB of fp32 logits on a CPU,
+    4 GiB on a GPU). Without a gradient to form (torch.no_grad, or neither operand requires one) only
+    the loss is computed: no [N, D] or [V, D] gradient buffer."""
+    args = (hidden.reshape(-1, hidden.shape[-1]), weight, targets.reshape(-1), float(scale), int(chunk_rows))
+    if not (torch.is_grad_enabled() and (hidden.requires_grad or weight.requires_grad)):
+        return torch.ops.ember.linear_cross_entropy_loss(*args)
+    loss, _, _ = torch.ops.ember.linear_cross_entropy(*args)
     return loss
 
 

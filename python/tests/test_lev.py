@@ -84,3 +84,16 @@ def test_bad_options_are_refused_with_their_names():
 def test_cuda_kernels_equal_the_cpu_ones():
     u, S = spline_inputs(dtype=torch.float32)
     torch.testing.assert_close(ember.lev_spline(u.cuda(), S.cuda()).cpu(), ember.lev_spline(u, S), rtol=1e-5, atol=1e-6)
+
+
+def test_ids_outside_the_vocabulary_are_index_errors_as_in_nn_embedding():
+    lev = ember.LEVEmbedding(1000, 16, d_seed=8, heads=2, knots=4, rank=3)
+    ids = torch.tensor([[3, 999], [0, 5]])
+    assert lev(ids).shape == (2, 2, 16)
+    for bad in (1005, 1000, -1):  # 1005 has the digits of 5 in base 10: without the check, row 5
+        with pytest.raises(IndexError, match=f"token id {bad} is out of range \\[0, 1000\\)"):
+            lev(torch.tensor([[3, bad]]))
+        with pytest.raises(IndexError):
+            torch.nn.Embedding(1000, 16)(torch.tensor([bad]))  # the behaviour it follows
+    with pytest.raises(IndexError):
+        lev.generate(torch.tensor([1000]))

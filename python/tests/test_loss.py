@@ -49,3 +49,26 @@ def test_bad_shapes_are_named():
         ember.linear_cross_entropy(h, w[:, :3], y)
     with pytest.raises(RuntimeError, match="targets must be int64"):
         ember.linear_cross_entropy(h, w, y[:5])
+
+
+def test_without_a_gradient_only_the_loss_is_formed():
+    h, w, y = loss_inputs()
+    want = ember.linear_cross_entropy(h, w, y, 0.5).detach()
+    for context, operands in ((torch.no_grad(), (h, w)), (torch.enable_grad(), (h.detach(), w.detach()))):
+        with context, torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+            loss = ember.linear_cross_entropy(*operands, y, 0.5)
+        names = {e.name for e in prof.events()}
+        assert "ember::linear_cross_entropy_loss" in names and "ember::linear_cross_entropy" not in names, names
+        torch.testing.assert_close(loss, want, rtol=1e-12, atol=1e-12)
+        assert not loss.requires_grad
+
+
+def test_targets_outside_the_vocabulary_are_index_errors():
+    h, w, y = loss_inputs()
+    for bad in (29, -1):
+        wrong = y.clone()
+        wrong[3] = bad
+        with pytest.raises(IndexError, match=f"target {bad} is out of range \\[0, 29\\)"):
+            ember.linear_cross_entropy(h, w, wrong)
+        with torch.no_grad(), pytest.raises(IndexError, match="out of range"):
+            ember.linear_cross_entropy(h, w, wrong)

@@ -1,6 +1,11 @@
 #include "ember/model/embedding.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+
 #include "ember/config/kind_table.h"
+#include "ember/util/error.h"
 #include "ember/model/embedding_baselines.h"
 #include "ember/model/lev.h"
 #include "ember/model/table_embedding.h"
@@ -86,6 +91,27 @@ std::vector<std::string> embedding_sections_used(const std::string& kind) {
 }
 const EmbeddingKind& embedding_kind(const std::string& name) {
   return find_kind(embedding_kinds(), name, "model.embedding.kind");
+}
+
+void check_token_ids(const at::Tensor& ids, int64_t vocab, const std::string& what) {
+  if (ids.numel() == 0 || ids.is_meta()) return;
+  if (ids.is_cpu()) {  // read in place: host memory already, no ATen op and no sync to count
+    const auto flat = ids.to(at::kLong).contiguous();
+    const int64_t* first = flat.const_data_ptr<int64_t>();
+    const auto [lo, hi] = std::minmax_element(first, first + flat.numel());
+    const int64_t low = *lo, high = *hi;
+    if (low < 0 || high >= vocab)
+      throw IndexError(fmt::format("{}: token id {} is out of range: ids must be in [0, {}) (model.vocab_size)", what,
+                                   low < 0 ? low : high, vocab));
+    return;
+  }
+  at::_assert_async(at::logical_and(ids.ge(0), ids.lt(vocab)).all(),
+                    fmt::format("{}: a token id is out of range [0, {}) (model.vocab_size)", what, vocab));
+}
+
+at::Tensor Embedding::forward(const at::Tensor& ids) {
+  check_token_ids(ids, vocab_size(), "embedding");
+  return embed(ids);
 }
 
 at::Tensor Embedding::materialize(int64_t chunk) {

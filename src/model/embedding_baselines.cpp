@@ -65,7 +65,7 @@ AlbertEmbedding::AlbertEmbedding(int64_t vocab, int64_t dim, int64_t m, double i
   proj_ = register_parameter("proj", normal_parameter({m, dim}, init_std));
 }
 
-at::Tensor AlbertEmbedding::forward(const at::Tensor& ids) { return at::matmul(at::embedding(table_, ids), proj_); }
+at::Tensor AlbertEmbedding::embed(const at::Tensor& ids) { return at::matmul(at::embedding(table_, ids), proj_); }
 
 MlpEmbedding::MlpEmbedding(const MlpEmbeddingShape& shape, double std) : shape_(shape) {
   if (shape.digits > 0)
@@ -78,7 +78,7 @@ MlpEmbedding::MlpEmbedding(const MlpEmbeddingShape& shape, double std) : shape_(
   b2_ = register_parameter("b2", full_parameter({shape.dim}, 0.0));
 }
 
-at::Tensor MlpEmbedding::forward(const at::Tensor& ids) {
+at::Tensor MlpEmbedding::embed(const at::Tensor& ids) {
   at::Tensor seed;
   if (shape_.digits > 0) {
     auto sizes = ids.sizes().vec();

@@ -100,7 +100,7 @@ at::Tensor LevEmbedding::generate(const at::Tensor& ids) {
   return at::matmul(M.reshape({M.size(0), -1}), out_proj_);  // E(i) = sum_l M_l W_out_l  (step 7)
 }
 
-at::Tensor LevEmbedding::forward(const at::Tensor& ids) {
+at::Tensor LevEmbedding::embed(const at::Tensor& ids) {
   auto flat = ids.reshape({-1});
   auto sizes = ids.sizes().vec();
   sizes.push_back(dim_);

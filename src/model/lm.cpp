@@ -86,6 +86,7 @@ at::Tensor LanguageModel::logits_of(const at::Tensor& hidden) const {
 }
 
 at::Tensor LanguageModel::token_losses(const at::Tensor& ids, const at::Tensor& targets) {
+  check_token_ids(targets, cfg_.vocab_size, "loss targets");
   auto h = hidden(ids);
   return linear_cross_entropy_per_row(h.reshape({-1, h.size(-1)}), head_weight(), targets.reshape({-1}),
                                       cfg_.embedding.output_scale)
@@ -101,6 +102,7 @@ at::Tensor LanguageModel::training_loss(const at::Tensor& ids, const at::Tensor&
 }
 
 at::Tensor LanguageModel::head_loss(const at::Tensor& h, const at::Tensor& targets, const LossGradient& gradient) {
+  check_token_ids(targets, cfg_.vocab_size, "loss targets");
   TraceScope scope("head and loss");
   RECORD_USER_SCOPE(kLossHeadScope);  // ember train --profile: the loss head's own category
   return linear_cross_entropy(h.reshape({-1, h.size(-1)}), head_weight(), targets.reshape({-1}),

@@ -369,3 +369,30 @@ TEST(Lev, LanguageModelWithEveryEmbeddingKindTrainsAStep) {
   EXPECT_EQ(kinds, ember::embedding_kind_names().size());
   EXPECT_GE(kinds, 6u);
 }
+
+// An id outside [0, V) is an IndexError naming it, for every kind: the digit decompositions (LEV,
+// factored_mlp) would otherwise give id V + 5 the row of id 5, and a table would read past its end.
+// The loss's targets are held to the same range.
+TEST(Lev, EveryEmbeddingKindRefusesIdsOutsideTheVocabulary) {
+  for (const auto& row : ember::embedding_kinds()) {
+    ember::ModelConfig c;
+    c.vocab_size = 64, c.d_model = 32, c.n_layers = 1, c.n_heads = 2, c.max_seq_len = 16, c.mlp.d_ff = 64;
+    c.embedding.kind = row.name;
+    c.embedding.get<LevConfig>() = small_lev();
+    c.embedding.get<ember::FlatMlpConfig>() = {.seed_dim = 4, .hidden = 16};
+    c.embedding.get<ember::FactoredMlpConfig>().hidden = 16;
+    ember::LanguageModel m(c);
+    auto ids = torch::randint(0, 64, {2, 8}, torch::kLong);
+    for (int64_t bad : {64, 69, -1}) {
+      auto wrong = ids.clone();
+      wrong[1][3] = bad;
+      const auto what = ember::testing::error_message([&] { m.embedding().forward(wrong); });
+      EXPECT_NE(what.find("token id " + std::to_string(bad) + " is out of range: ids must be in [0, 64)"),
+                std::string::npos) << row.name << ": " << what;
+      EXPECT_THROW(m.forward(wrong), ember::IndexError) << row.name;
+      EXPECT_THROW(m.loss(ids, wrong), ember::IndexError) << row.name << ": target " << bad;
+    }
+    torch::NoGradGuard no_grad;
+    EXPECT_NO_THROW(m.loss(ids, ids)) << row.name;
+  }
+}

@@ -16,14 +16,22 @@ namespace ember {
 
 class Embedding : public torch::nn::Module {
  public:
-  // ids [B, T] (int64) -> [B, T, D]
-  virtual at::Tensor forward(const at::Tensor& ids) = 0;
+  // ids [B, T] (int64) in [0, V) -> [B, T, D]. An id outside is an IndexError naming it and V,
+  // never another token's row: checked at once for ids on the CPU, by an asynchronous device
+  // assert on a GPU (no host sync); ids on the meta device carry no values to check.
+  at::Tensor forward(const at::Tensor& ids);
   // The V x D table the output head shares, or an undefined tensor when the head is untied.
   virtual at::Tensor tied_table() const { return {}; }
   // The full V x D input embedding, computed in chunks of `chunk` ids (for capacity analysis).
   virtual at::Tensor materialize(int64_t chunk = 4096);
   virtual int64_t vocab_size() const = 0;
+
+ protected:
+  virtual at::Tensor embed(const at::Tensor& ids) = 0;  // the kind's own: ids already in range
 };
+
+// The check of Embedding::forward, for other code that takes token ids (`what` names it in errors).
+void check_token_ids(const at::Tensor& ids, int64_t vocab, const std::string& what);
 
 // What every embedding kind is built from: the chassis sizes and the seam's config (kind,
 // output scale and every kind's options; a factory passes its component only its own section).

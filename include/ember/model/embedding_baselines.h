@@ -48,7 +48,7 @@ MlpEmbeddingShape factored_mlp_shape(const FactoredMlpConfig& cfg, const LevConf
 class AlbertEmbedding : public Embedding {
  public:
   AlbertEmbedding(int64_t vocab, int64_t dim, int64_t m, double init_std);
-  at::Tensor forward(const at::Tensor& ids) override;
+  at::Tensor embed(const at::Tensor& ids) override;
   int64_t vocab_size() const override { return table_.size(0); }
 
  private:
@@ -58,7 +58,7 @@ class AlbertEmbedding : public Embedding {
 class MlpEmbedding : public Embedding {
  public:
   MlpEmbedding(const MlpEmbeddingShape& shape, double init_std);
-  at::Tensor forward(const at::Tensor& ids) override;
+  at::Tensor embed(const at::Tensor& ids) override;
   int64_t vocab_size() const override { return shape_.vocab; }
 
  private:

@@ -48,7 +48,7 @@ at::Tensor lev_digits(const at::Tensor& ids, int64_t base, int64_t k);
 class LevEmbedding : public Embedding {
  public:
   LevEmbedding(int64_t vocab, int64_t dim, const LevConfig& cfg);
-  at::Tensor forward(const at::Tensor& ids) override;
+  at::Tensor embed(const at::Tensor& ids) override;
   int64_t vocab_size() const override { return vocab_; }
   // G for a list of (unique) ids [N] -> [N, D].
   at::Tensor generate(const at::Tensor& ids);

@@ -7,7 +7,7 @@ namespace ember {
 class TableEmbedding : public Embedding {
  public:
   TableEmbedding(int64_t vocab, int64_t dim, double init_std, bool tied);
-  at::Tensor forward(const at::Tensor& ids) override;
+  at::Tensor embed(const at::Tensor& ids) override;
   at::Tensor tied_table() const override { return tied_ ? weight_ : at::Tensor(); }
   at::Tensor materialize(int64_t chunk) override { return weight_.detach().clone(); }
   int64_t vocab_size() const override { return weight_.size(0); }

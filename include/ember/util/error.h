@@ -20,5 +20,9 @@ struct CheckpointError : Error {
 struct UsageError : Error {
   using Error::Error;
 };
+// An index outside its range, such as a token id >= the vocabulary (Python's IndexError).
+struct IndexError : Error {
+  using Error::Error;
+};
 
 }  // namespace ember
