@@ -1,4 +1,6 @@
 #include "ember/model/mlp.h"
+
+#include "ember/model/fused_projections.h"
 #include "ember/model/init.h"
 
 namespace ember {
@@ -15,7 +17,8 @@ SwiGLU::SwiGLU(int64_t d_model, int64_t d_ff, double init_std, double out_std) {
 }
 
 at::Tensor SwiGLU::forward(const at::Tensor& x) const {
-  return at::linear(at::silu(at::linear(x, w_gate_)) * at::linear(x, w_up_), w_down_);
+  const auto gate_up = projections(x, {w_gate_, w_up_});  // one GEMM: x [W_gate; W_up]^T
+  return at::linear(at::silu(gate_up[0]) * gate_up[1], w_down_);
 }
 
 }  // namespace ember

@@ -1,4 +1,6 @@
 #include "ember/model/mixers/attention.h"
+
+#include "ember/model/fused_projections.h"
 #include "ember/model/init.h"
 #include "ember/util/error.h"
 
@@ -35,10 +37,25 @@ Attention::Attention(const MixerContext& ctx, AttentionImpl impl, Gate gate)
     wg_ = register_parameter("wg", normal_parameter({n_heads_ * (gate_ == Gate::elementwise ? head_dim_ : 1), d}, std));
 }
 
-at::Tensor Attention::gate_values(const at::Tensor& x) const {
-  if (!wg_.defined()) return {};
+at::Tensor Attention::gate_of(const at::Tensor& pre) const {
   const int64_t width = gate_ == Gate::elementwise ? head_dim_ : 1;
-  return at::sigmoid(at::linear(x, wg_)).view({x.size(0), x.size(1), n_heads_, width});  // G = sigmoid(X W_theta)
+  return at::sigmoid(pre).view({pre.size(0), pre.size(1), n_heads_, width});  // G = sigmoid(X W_theta)
+}
+
+at::Tensor Attention::gate_values(const at::Tensor& x) const {
+  return wg_.defined() ? gate_of(at::linear(x, wg_)) : at::Tensor();
+}
+
+at::Tensor Attention::split_heads(const at::Tensor& y, int64_t h) const {
+  return y.view({y.size(0), y.size(1), h, head_dim_}).transpose(1, 2);  // [B, h, T, d_h]
+}
+
+Attention::Projected Attention::project(const at::Tensor& x) const {
+  std::vector<at::Tensor> weights{wq_, wk_, wv_};
+  if (wg_.defined()) weights.push_back(wg_);
+  const auto y = projections(x, weights);  // one GEMM: x [W_Q; W_K; W_V; W_theta]^T
+  return {split_heads(y[0], n_heads_), split_heads(y[1], n_kv_heads_), split_heads(y[2], n_kv_heads_),
+          wg_.defined() ? gate_of(y[3]) : at::Tensor()};
 }
 
 namespace {
@@ -53,12 +70,9 @@ at::Tensor causal_probabilities(const at::Tensor& q, const at::Tensor& k) {
 }
 }  // namespace
 
-at::Tensor Attention::heads(const at::Tensor& x, const at::Tensor& w, int64_t h) const {
-  return at::linear(x, w).view({x.size(0), x.size(1), h, head_dim_}).transpose(1, 2);  // [B, h, T, d_h]
-}
-
 at::Tensor Attention::attention_probabilities(const at::Tensor& x, const Rope& rope) const {
-  auto q = rope.apply(heads(x, wq_, n_heads_)), k = rope.apply(heads(x, wk_, n_kv_heads_));
+  auto q = rope.apply(split_heads(at::linear(x, wq_), n_heads_));
+  auto k = rope.apply(split_heads(at::linear(x, wk_), n_kv_heads_));
   if (n_kv_heads_ != n_heads_) k = k.repeat_interleave(n_heads_ / n_kv_heads_, 1);
   return causal_probabilities(q, k);
 }
@@ -67,8 +81,8 @@ at::Tensor Attention::reference_attention(const at::Tensor& q, const at::Tensor&
   return at::matmul(causal_probabilities(q, k).to(v.scalar_type()), v);
 }
 
-at::Tensor Attention::attend(const at::Tensor& x, const at::Tensor& q, at::Tensor k, at::Tensor v) const {
-  const int64_t B = x.size(0), T = x.size(1), Tk = k.size(2);
+at::Tensor Attention::attend(const at::Tensor& q, at::Tensor k, at::Tensor v, const at::Tensor& gate) const {
+  const int64_t B = q.size(0), T = q.size(2), Tk = k.size(2);
   if (n_kv_heads_ != n_heads_) {  // GQA: each KV head serves n_heads/n_kv_heads query heads
     k = k.repeat_interleave(n_heads_ / n_kv_heads_, 1);
     v = v.repeat_interleave(n_heads_ / n_kv_heads_, 1);
@@ -83,13 +97,13 @@ at::Tensor Attention::attend(const at::Tensor& x, const at::Tensor& q, at::Tenso
     y = at::scaled_dot_product_attention(q, k, v, visible);
   }
   y = y.transpose(1, 2);                      // [B, T, H, d_h]
-  if (wg_.defined()) y = y * gate_values(x);  // Y'_h = Y_h (.) G_h, before concat and W_O (G1)
+  if (gate.defined()) y = y * gate;  // Y'_h = Y_h (.) G_h, before concat and W_O (G1)
   return at::linear(y.reshape({B, T, n_heads_ * head_dim_}), wo_);
 }
 
 at::Tensor Attention::forward(const at::Tensor& x, const Rope& rope) {
-  return attend(x, rope.apply(heads(x, wq_, n_heads_)), rope.apply(heads(x, wk_, n_kv_heads_)),
-                heads(x, wv_, n_kv_heads_));
+  const auto p = project(x);
+  return attend(rope.apply(p.q), rope.apply(p.k), p.v, p.gate);
 }
 
 namespace {
@@ -102,12 +116,12 @@ at::Tensor Attention::decode(const at::Tensor& x, const Rope& rope, std::unique_
   if (!state) state = std::make_unique<KvCache>();
   auto& cache = static_cast<KvCache&>(*state);
   const int64_t offset = cache.position;
-  auto q = rope.apply(heads(x, wq_, n_heads_), offset);
-  auto k = rope.apply(heads(x, wk_, n_kv_heads_), offset), v = heads(x, wv_, n_kv_heads_);
+  const auto p = project(x);
+  auto q = rope.apply(p.q, offset), k = rope.apply(p.k, offset);
   cache.k = cache.k.defined() ? at::cat({cache.k, k}, 2) : k;
-  cache.v = cache.v.defined() ? at::cat({cache.v, v}, 2) : v;
+  cache.v = cache.v.defined() ? at::cat({cache.v, p.v}, 2) : p.v;
   cache.position += x.size(1);
-  return attend(x, q, cache.k, cache.v);
+  return attend(q, cache.k, cache.v, p.gate);
 }
 
 double Attention::activation_bytes_per_token(int64_t elem) const {

@@ -63,10 +63,17 @@ class Attention : public Mixer {
   static at::Tensor reference_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v);
 
  private:
-  at::Tensor heads(const at::Tensor& x, const at::Tensor& w, int64_t h) const;  // [B, h, T, d_h]
+  // q, k, v [B, h, T, d_h] of x and its gate G (undefined without one): the projections that read
+  // x, as one GEMM (model/fused_projections.h).
+  struct Projected {
+    at::Tensor q, k, v, gate;
+  };
+  Projected project(const at::Tensor& x) const;
+  at::Tensor split_heads(const at::Tensor& y, int64_t h) const;  // [B, T, h d_h] -> [B, h, T, d_h]
+  at::Tensor gate_of(const at::Tensor& pre) const;               // sigmoid(X W_theta) as [B, T, H, w]
   // Y = attention of q [B, H, Tq, d_h] over k, v [B, H_kv, Tk, d_h] (GQA expanded here), the query
-  // at row i being at position Tk - Tq + i (causal); then the gate and W_O of x.
-  at::Tensor attend(const at::Tensor& x, const at::Tensor& q, at::Tensor k, at::Tensor v) const;
+  // at row i being at position Tk - Tq + i (causal); then the gate G [B, Tq, H, w] and W_O.
+  at::Tensor attend(const at::Tensor& q, at::Tensor k, at::Tensor v, const at::Tensor& gate) const;
   int64_t n_heads_, n_kv_heads_, head_dim_;
   AttentionImpl impl_;
   Gate gate_;
