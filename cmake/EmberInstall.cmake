@@ -35,8 +35,9 @@ endif()
 
 set(_ember_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/ember)
 install(EXPORT emberTargets NAMESPACE ember:: DESTINATION ${_ember_cmake_dir})
+set(EMBER_INSTALL_DATADIR ${CMAKE_INSTALL_DATADIR})  # relative to the prefix, or absolute
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/emberConfig.cmake.in
-  ${PROJECT_BINARY_DIR}/emberConfig.cmake INSTALL_DESTINATION ${_ember_cmake_dir})
+  ${PROJECT_BINARY_DIR}/emberConfig.cmake INSTALL_DESTINATION ${_ember_cmake_dir} PATH_VARS EMBER_INSTALL_DATADIR)
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/emberConfigVersion.cmake COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/emberConfig.cmake ${PROJECT_BINARY_DIR}/emberConfigVersion.cmake
   ${PROJECT_SOURCE_DIR}/cmake/EmberDependencyTargets.cmake DESTINATION ${_ember_cmake_dir})

@@ -94,6 +94,9 @@ class LEVEmbedding(torch.nn.Module):
     def generate(self, ids):
         """G for a list of ids [N] -> [N, D], in fp32 whatever autocast says (step 8)."""
         self.check_ids(ids)
+        return self._rows(ids)
+
+    def _rows(self, ids):
         with torch.autocast(ids.device.type, enabled=False):
             u = self.squashed_seeds(ids)
             if self.impl == "fused":
@@ -107,7 +110,7 @@ class LEVEmbedding(torch.nn.Module):
         map id V + 5 onto id 5). Not under torch.compile, where reading the ids back would break the graph."""
         if ids.numel() == 0 or torch.compiler.is_compiling():
             return
-        lo, hi = int(ids.min()), int(ids.max())
+        lo, hi = torch.stack(torch.aminmax(ids)).tolist()  # one read back
         if lo < 0 or hi >= self.vocab_size:
             raise IndexError(f"LEVEmbedding: token id {lo if lo < 0 else hi} is out of range [0, {self.vocab_size})")
 
@@ -116,11 +119,11 @@ class LEVEmbedding(torch.nn.Module):
         torch.compile once per id, as a data-dependent shape would break the graph)."""
         self.check_ids(ids)
         if torch.compiler.is_compiling():
-            return self.generate(ids.reshape(-1)).view(*ids.shape, self.dim)
+            return self._rows(ids.reshape(-1)).view(*ids.shape, self.dim)
         unique, inverse = torch.unique(ids.reshape(-1), sorted=True, return_inverse=True)
-        return self.generate(unique).index_select(0, inverse).view(*ids.shape, self.dim)
+        return self._rows(unique).index_select(0, inverse).view(*ids.shape, self.dim)
 
     def table(self, batch=65536):
         """The materialised V x D input table (what `ember capacity` and `ember export hf` use)."""
         ids = torch.arange(self.vocab_size, device=self.out_proj.device)
-        return torch.cat([self.generate(chunk) for chunk in ids.split(batch)])
+        return torch.cat([self._rows(chunk) for chunk in ids.split(batch)])

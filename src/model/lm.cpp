@@ -94,15 +94,16 @@ at::Tensor LanguageModel::token_losses(const at::Tensor& ids, const at::Tensor& 
 }
 
 at::Tensor LanguageModel::loss(const at::Tensor& ids, const at::Tensor& targets) {
+  check_token_ids(targets, cfg_.vocab_size, "loss targets");  // before the forward pass, not after
   return head_loss(hidden(ids), targets, {});
 }
 
 at::Tensor LanguageModel::training_loss(const at::Tensor& ids, const at::Tensor& targets, double loss_scale) {
+  check_token_ids(targets, cfg_.vocab_size, "loss targets");
   return head_loss(hidden(ids), targets, {loss_scale, true});
 }
 
 at::Tensor LanguageModel::head_loss(const at::Tensor& h, const at::Tensor& targets, const LossGradient& gradient) {
-  check_token_ids(targets, cfg_.vocab_size, "loss targets");
   TraceScope scope("head and loss");
   RECORD_USER_SCOPE(kLossHeadScope);  // ember train --profile: the loss head's own category
   return linear_cross_entropy(h.reshape({-1, h.size(-1)}), head_weight(), targets.reshape({-1}),

@@ -74,7 +74,9 @@ ComponentState CheckpointData::merged(const std::string& name) const {
       out.tensors.insert(c.tensors.begin(), c.tensors.end());
       found = true;
     }
-  if (!found) throw CheckpointError(where() + " holds no state for '" + name + "'");
+  if (!found)
+    throw CheckpointError(where() + " holds no state for '" + name + "' (neither " + name + kTensorExt + ", " +
+                          name + "_shard_<rank>" + kTensorExt + " nor an entry in " + kStateFile + ")");
   return out;
 }
 

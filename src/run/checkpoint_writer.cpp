@@ -32,32 +32,39 @@ std::filesystem::path write_checkpoint(Checkpointer& checkpointer, const NamedCo
   const bool main = ranks.rank == 0;
   bool sharded = false;
   for (const auto& [name, component] : components) sharded = sharded || component->scope() == StateScope::per_rank;
-  std::map<std::string, ComponentState> shared;
-  if (main)
+  // Every phase is one all-ranks agreement (together), which is also the barrier between phases:
+  // rank 0's own part failing (a full disk under model.safetensors) stops the others as well.
+  const auto shared_states = [&] {
+    std::map<std::string, ComponentState> shared;
     for (const auto& [name, component] : components)
       if (component->scope() == StateScope::shared) shared[name] = component->save_state();
+    return shared;
+  };
   std::filesystem::path dir;
   if (!sharded) {
-    if (main) dir = checkpointer.save(shared, step);
-  } else {
-    if (main) checkpointer.begin(step);
-    if (ranks.comm) ranks.comm->barrier();  // the staging directory exists before any rank writes
-    const auto staging = checkpointer.staging_dir(step);
-    together(ranks.comm, ranks.rank, "writing the checkpoint's shards", [&] {
-      if (!std::filesystem::is_directory(staging))
-        throw CheckpointError(fmt::format("checkpoint: rank {} does not see the staging directory '{}' that rank 0 "
-                                          "made; {}",
-                                          ranks.rank, staging.string(), kSameRunDirectory));
-      for (const auto& [name, component] : components)
-        if (component->scope() == StateScope::per_rank)
-          Checkpointer::write_tensors(staging, shard_name(name, ranks.rank), component->save_state());
+    together(ranks.comm, ranks.rank, "writing the checkpoint", [&] {
+      if (main) dir = checkpointer.save(shared_states(), step);
     });
-    together(ranks.comm, ranks.rank, "checking the checkpoint's shards", [&] {
-      if (main) require_every_shard(staging, components, ranks.world);
-    });
-    if (main) dir = checkpointer.seal(staging, shared, step);
+    return dir;
   }
-  if (ranks.comm) ranks.comm->barrier();
+  together(ranks.comm, ranks.rank, "starting the checkpoint", [&] {
+    if (main) checkpointer.begin(step);  // the staging directory exists before any rank writes
+  });
+  const auto staging = checkpointer.staging_dir(step);
+  together(ranks.comm, ranks.rank, "writing the checkpoint's shards", [&] {
+    if (!std::filesystem::is_directory(staging))
+      throw CheckpointError(fmt::format("checkpoint: rank {} does not see the staging directory '{}' that rank 0 "
+                                        "made; {}",
+                                        ranks.rank, staging.string(), kSameRunDirectory));
+    for (const auto& [name, component] : components)
+      if (component->scope() == StateScope::per_rank)
+        Checkpointer::write_tensors(staging, shard_name(name, ranks.rank), component->save_state());
+  });
+  together(ranks.comm, ranks.rank, "sealing the checkpoint", [&] {
+    if (!main) return;
+    require_every_shard(staging, components, ranks.world);
+    dir = checkpointer.seal(staging, shared_states(), step);
+  });
   return dir;
 }
 

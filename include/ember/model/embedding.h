@@ -16,9 +16,9 @@ namespace ember {
 
 class Embedding : public torch::nn::Module {
  public:
-  // ids [B, T] (int64) in [0, V) -> [B, T, D]. An id outside is an IndexError naming it and V,
-  // never another token's row: checked at once for ids on the CPU, by an asynchronous device
-  // assert on a GPU (no host sync); ids on the meta device carry no values to check.
+  // ids [B, T] (int64) in [0, V) -> [B, T, D]; an id outside never reads another token's row. On the
+  // CPU it is an IndexError naming the id and V; on a GPU an asynchronous device assert (no host
+  // sync), which stops the process without naming the id; meta ids carry no values to check.
   at::Tensor forward(const at::Tensor& ids);
   // The V x D table the output head shares, or an undefined tensor when the head is untied.
   virtual at::Tensor tied_table() const { return {}; }
