@@ -1,43 +1,105 @@
 #include "ember/model/fused_projections.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
 
 #include <ATen/autocast_mode.h>
+#include <torch/autograd.h>
 
 #include "ember/model/autocast.h"
 
 namespace ember {
 namespace {
 
-std::atomic<bool>& fused_switch() {  // EMBER_FUSED_PROJECTIONS=0 turns the stacking off (A/B runs)
-  static std::atomic<bool> on{[] {
+std::atomic<FusedProjections>& fused_mode() {  // EMBER_FUSED_PROJECTIONS: 1 on, 0 off, unset automatic
+  static std::atomic<FusedProjections> mode{[] {
     const char* v = std::getenv("EMBER_FUSED_PROJECTIONS");
-    return !(v && std::strcmp(v, "0") == 0);
+    if (v && std::strcmp(v, "0") == 0) return FusedProjections::off;
+    if (v && std::strcmp(v, "1") == 0) return FusedProjections::on;
+    return FusedProjections::automatic;
   }()};
-  return on;
+  return mode;
 }
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+at::Tensor as(const at::Tensor& t, at::ScalarType dtype) { return t.scalar_type() == dtype ? t : t.to(dtype); }
+
+// y = x [W_1; ...; W_k]^T as one GEMM, handed out as the k column blocks. The stacked weight is a
+// transient copy in forward and again in backward, never kept between them: what backward keeps is
+// x in the matmul dtype (one copy, where a linear per weight keeps k) and the weights in it (the
+// casts a linear per weight would keep too). Backward gathers the blocks' gradients G = [g_1 ... g_k]
+// and forms dL/dx = G [W_1; ...; W_k] and the stacked dL/dW = G^T x with one GEMM each.
+struct StackedLinear : torch::autograd::Function<StackedLinear> {
+  static variable_list forward(AutogradContext* ctx, const at::Tensor& x, at::TensorList weights) {
+    const bool amp = autocast_enabled(x.device()) && at::autocast::is_autocast_eligible(x, x.device().type());
+    const auto dtype = amp ? autocast_dtype(x.device()) : x.scalar_type();
+    variable_list saved;
+    std::vector<int64_t> rows;
+    const NoAutocastScope off(x.device());  // the operands are cast here, once
+    saved.push_back(as(x, dtype));
+    for (const auto& w : weights) {
+      saved.push_back(as(w, dtype));  // not autocast's cache: a cast made here has no graph to share
+      rows.push_back(w.size(0));
+    }
+    auto y = at::linear(saved[0], at::cat(at::TensorList(saved).slice(1), 0));  // y = x [W_1; ...; W_k]^T
+    ctx->save_for_backward(saved);
+    ctx->saved_data["x_dtype"] = x.scalar_type();
+    ctx->saved_data["w_dtype"] = weights.front().scalar_type();
+    auto parts = y.split_with_sizes(rows, -1);
+    return variable_list(parts.begin(), parts.end());
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const auto& xc = saved[0];
+    const auto weights = at::TensorList(saved).slice(1);
+    std::vector<at::Tensor> blocks;
+    for (size_t i = 0; i < grads.size(); ++i)  // an unused block's gradient is zero
+      blocks.push_back(grads[i].defined() ? as(grads[i], xc.scalar_type())
+                                          : at::zeros({xc.numel() / xc.size(-1), weights[i].size(0)}, xc.options()));
+    int64_t width = 0;
+    for (const auto& w : weights) width += w.size(0);
+    const auto g = at::cat(blocks, -1).reshape({-1, width});  // G = [g_1 ... g_k]
+    variable_list out(grads.size() + 1);
+    if (ctx->needs_input_grad(0))
+      out[0] = as(at::mm(g, at::cat(weights, 0)).view(xc.sizes()), ctx->saved_data["x_dtype"].toScalarType());
+    bool any_weight = false;
+    for (size_t i = 0; i < weights.size(); ++i) any_weight = any_weight || ctx->needs_input_grad(i + 1);
+    if (any_weight) {
+      std::vector<int64_t> rows;
+      for (const auto& w : weights) rows.push_back(w.size(0));
+      const auto dw = at::mm(g.t(), xc.reshape({-1, xc.size(-1)})).split_with_sizes(rows, 0);  // G^T x
+      for (size_t i = 0; i < weights.size(); ++i)
+        if (ctx->needs_input_grad(i + 1)) out[i + 1] = as(dw[i], ctx->saved_data["w_dtype"].toScalarType());
+    }
+    return out;
+  }
+};
+
+// Decoding's few rows: the stacked copy would cost more than the GEMMs it joins. A function of the
+// shape alone, so that a checkpointed block's recompute takes the path its forward took.
+constexpr int64_t kMinStackedRows = 64;
 
 }  // namespace
 
-bool fused_projections() { return fused_switch().load(); }
-bool set_fused_projections(bool on) { return fused_switch().exchange(on); }
+bool fused_projections(const at::Device& device) {
+  const auto mode = fused_mode().load();
+  return mode == FusedProjections::on || (mode == FusedProjections::automatic && device.is_cuda());
+}
+FusedProjections set_fused_projections(FusedProjections mode) { return fused_mode().exchange(mode); }
 
 std::vector<at::Tensor> projections(const at::Tensor& x, const std::vector<at::Tensor>& weights) {
-  if (weights.size() == 1 || !fused_projections()) {
+  const bool few_rows = x.numel() / std::max<int64_t>(x.size(-1), 1) < kMinStackedRows;
+  if (weights.size() == 1 || !fused_projections(x.device()) || few_rows) {
     std::vector<at::Tensor> out;
     for (const auto& w : weights) out.push_back(at::linear(x, w));
     return out;
   }
-  std::vector<int64_t> rows;
-  for (const auto& w : weights) rows.push_back(w.size(0));
-  // Under autocast the stack is built from the weights as autocast casts them (its cache keeps one
-  // cast per weight for the forward), so the copy is in the matmul dtype and the linear casts only x.
-  std::vector<at::Tensor> stack = weights;
-  if (autocast_enabled(x.device()))
-    for (auto& w : stack) w = at::autocast::cached_cast(autocast_dtype(x.device()), w, x.device().type());
-  return at::linear(x, at::cat(stack, 0)).split_with_sizes(rows, -1);  // y = x [W_1; ...; W_k]^T
+  return StackedLinear::apply(x, at::TensorList(weights));  // a TensorList: each weight an input of the graph
 }
 
 }  // namespace ember

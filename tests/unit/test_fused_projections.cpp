@@ -16,8 +16,9 @@ namespace {
 
 // Sets the switch for one scope.
 struct FusedProjections {
-  bool was;
-  explicit FusedProjections(bool on) : was(ember::set_fused_projections(on)) {}
+  ember::FusedProjections was;
+  explicit FusedProjections(bool on)
+      : was(ember::set_fused_projections(on ? ember::FusedProjections::on : ember::FusedProjections::off)) {}
   ~FusedProjections() { ember::set_fused_projections(was); }
 };
 
@@ -63,10 +64,16 @@ void expect_close(const Run& a, const Run& b, double tol, const std::string& wha
 
 TEST(FusedProjections, EqualOneLinearPerWeightInEveryPrecision) {
   torch::manual_seed(3);
+  {  // fewer rows than that: one linear per weight, bit for bit
+    auto x = torch::randn({2, 5, 16}, torch::kDouble);
+    std::vector<at::Tensor> w{torch::randn({16, 16}, torch::kDouble), torch::randn({8, 16}, torch::kDouble)};
+    const auto fused = run(true, x, w, false), separate = run(false, x, w, false);
+    for (size_t i = 0; i < 2; ++i) EXPECT_TRUE(torch::equal(fused.outputs[i], separate.outputs[i]));
+  }
   for (const auto& [dtype, bf16, tol] : std::vector<std::tuple<at::ScalarType, bool, double>>{
            {at::kDouble, false, 1e-13}, {at::kFloat, false, 1e-5}, {at::kFloat, true, 2e-2}}) {
     const auto opts = at::TensorOptions().dtype(dtype);
-    auto x = torch::randn({3, 5, 16}, opts);
+    auto x = torch::randn({4, 20, 16}, opts);  // 80 rows: stacked (64 or more)
     std::vector<at::Tensor> w{torch::randn({16, 16}, opts), torch::randn({8, 16}, opts), torch::randn({8, 16}, opts),
                               torch::randn({4, 16}, opts)};  // q, k, v (GQA) and a headwise gate
     const auto fused = run(true, x, w, bf16), separate = run(false, x, w, bf16);
@@ -76,11 +83,21 @@ TEST(FusedProjections, EqualOneLinearPerWeightInEveryPrecision) {
 }
 
 // Autograd's gradients of the fused path against central differences at every element (gradcheck).
+// The default: stacked for CUDA inputs only (slower on this CPU: bench/RESULTS.md).
+TEST(FusedProjections, AreOnForCudaInputsByDefault) {
+  const auto was = ember::set_fused_projections(ember::FusedProjections::automatic);
+  EXPECT_TRUE(ember::fused_projections(at::Device(at::kCUDA, 0)));
+  EXPECT_FALSE(ember::fused_projections(at::Device(at::kCPU)));
+  ember::set_fused_projections(ember::FusedProjections::off);
+  EXPECT_FALSE(ember::fused_projections(at::Device(at::kCUDA, 0)));
+  ember::set_fused_projections(was);
+}
+
 TEST(FusedProjections, PassGradcheckInFloat64) {
   torch::manual_seed(4);
-  std::vector<at::Tensor> in{torch::randn({2, 3, 4}, torch::kDouble), torch::randn({3, 4}, torch::kDouble),
-                             torch::randn({2, 4}, torch::kDouble)};
-  const auto probe0 = torch::randn({2, 3, 3}, torch::kDouble), probe1 = torch::randn({2, 3, 2}, torch::kDouble);
+  std::vector<at::Tensor> in{torch::randn({2, 32, 4}, torch::kDouble), torch::randn({3, 4}, torch::kDouble),
+                             torch::randn({2, 4}, torch::kDouble)};  // 64 rows: stacked
+  const auto probe0 = torch::randn({2, 32, 3}, torch::kDouble), probe1 = torch::randn({2, 32, 2}, torch::kDouble);
   FusedProjections on(true);
   auto loss = [&](const std::vector<at::Tensor>& v) {  // a scalar of both parts, non-linear in each
     auto y = ember::projections(v[0], {v[1], v[2]});
@@ -120,7 +137,8 @@ TEST(FusedProjections, EveryAttentionKindAndTheMlpAreUnchangedInAModel) {
       torch::manual_seed(5);
       ember::LanguageModel m(model(mixer, kv));
       m.to(torch::kDouble);
-      auto ids = torch::randint(0, 40, {2, 12}, torch::kLong), targets = torch::randint(0, 40, {2, 12}, torch::kLong);
+      // 4 x 20 = 80 rows: the forward is stacked; decoding's 28 and 20 rows take one linear per weight
+      auto ids = torch::randint(0, 40, {4, 20}, torch::kLong), targets = torch::randint(0, 40, {4, 20}, torch::kLong);
       std::map<std::string, at::Tensor> grads[2];
       at::Tensor logits[2], decoded[2];
       for (int fused : {0, 1}) {
@@ -131,7 +149,7 @@ TEST(FusedProjections, EveryAttentionKindAndTheMlpAreUnchangedInAModel) {
         torch::NoGradGuard no_grad;
         logits[fused] = m.forward(ids);
         ember::DecodeState state;
-        decoded[fused] = at::cat({m.decode(ids.narrow(1, 0, 7), state), m.decode(ids.narrow(1, 7, 5), state)}, 1);
+        decoded[fused] = at::cat({m.decode(ids.narrow(1, 0, 7), state), m.decode(ids.narrow(1, 7, 13), state)}, 1);
       }
       const std::string what = mixer + " kv " + std::to_string(kv);
       EXPECT_LT(ember::testing::max_abs_diff(logits[1], logits[0]), 1e-12) << what;

@@ -5,8 +5,12 @@
 // backward gathers the blocks' gradients into one tensor (a copy the size of y) and forms dL/dx and
 // the stacked dL/dW with one GEMM each, instead of k GEMMs and k - 1 additions for dL/dx. The
 // parameters stay separate (checkpoints, HF export and analyses see the same names); the stacked
-// weight is formed per call from autocast's cached casts of the weights. EMBER_FUSED_PROJECTIONS=0
-// (or set_fused_projections(false)) runs one linear per weight instead, for A/B runs.
+// weight is a transient copy in forward and in backward, not kept between them. Below 64 rows of x
+// (decoding) it runs one linear per weight.
+//
+// By default the stacking is on for CUDA inputs and off on the CPU, where it measured 2-6% slower
+// in fp32 and even in bf16 (bench/RESULTS.md, "Fused projections"). EMBER_FUSED_PROJECTIONS=1
+// turns it on everywhere, =0 off everywhere (A/B runs); set_fused_projections does the same.
 #pragma once
 #include <ATen/ATen.h>
 
@@ -17,9 +21,9 @@ namespace ember {
 // [x W_1^T, ..., x W_k^T] for x [..., d] and W_i [n_i, d].
 std::vector<at::Tensor> projections(const at::Tensor& x, const std::vector<at::Tensor>& weights);
 
-// Whether projections() stacks the weights (EMBER_FUSED_PROJECTIONS, default on); the setter
-// returns the old value.
-bool fused_projections();
-bool set_fused_projections(bool on);
+enum class FusedProjections { automatic, on, off };  // automatic: on for CUDA inputs
+// Whether projections() stacks the weights for an input on `device`; the setter returns the old mode.
+bool fused_projections(const at::Device& device);
+FusedProjections set_fused_projections(FusedProjections mode);
 
 }  // namespace ember
