@@ -199,4 +199,6 @@ double Communicator::sum(double x) { return sum(std::vector<double>{x})[0]; }
 
 bool Communicator::any(bool flag) { return sum(flag ? 1.0 : 0.0) > 0.0; }
 
+at::Device Communicator::device() const { return impl_->device; }
+
 }  // namespace ember

@@ -11,6 +11,7 @@
 #include "ember/analysis/epsilon.h"
 #include "ember/data/text_encoder.h"
 #include "ember/model/autocast.h"
+#include "ember/distributed/stop_vote.h"
 #include "ember/distributed/together.h"
 #include "ember/run/checkpoint_writer.h"
 #include "ember/run/run_data.h"
@@ -322,10 +323,10 @@ void Trainer::log_geometry() {
 }
 
 bool Trainer::should_stop_early() {
-  // SIGTERM reaches one rank or all; every rank must stop at the same step.
-  const bool local =
-      preemption_requested() || (opt_.stop_after > 0 && state_.step - run_start_step_ >= opt_.stop_after);
-  return comm_ ? comm_->any(local) : local;
+  // SIGTERM reaches one rank or all; every rank must stop at the same step: a vote read a few steps
+  // later, with no wait inside a step (distributed/stop_vote.h). --stop-after is the same on every rank.
+  const bool stop_after = opt_.stop_after > 0 && state_.step - run_start_step_ >= opt_.stop_after;
+  return stop_vote_->cast(preemption_requested()) || stop_after;
 }
 
 void Trainer::build_model() {
@@ -489,6 +490,7 @@ TrainSummary Trainer::run() {
             model_->num_parameters(), model_->train_flops_per_token(cfg_.train.seq_len) / 1e9, peak_flops_ / 1e9);
   session_start_ = last_log_time_ = std::chrono::steady_clock::now();
   session_start_step_ = last_log_step_ = run_start_step_ = state_.step;
+  stop_vote_ = std::make_unique<StopVote>(comm_.get());
   TrainSummary summary;
   model_->train();
   StepProfiler profiler = make_profiler();
@@ -515,6 +517,7 @@ TrainSummary Trainer::run() {
       break;
     }
   }
+  stop_vote_->drain();  // every rank reads the votes still in flight (the same number on each)
   settle_steps();
   summary.run_dir = run_dir_;
   summary.main_rank = main_rank();

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "ember/distributed/communicator.h"
+#include "ember/distributed/stop_vote.h"
 #include "ember/distributed/environment.h"
 #include "ember/distributed/grad_reducer.h"
 #include "ember/distributed/zero_shards.h"
@@ -310,4 +311,28 @@ TEST(DistEnvironment, UsableCpusFollowTheAffinityMask) {
   ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
   EXPECT_EQ(ember::usable_cpus(), 1);
   ASSERT_EQ(sched_setaffinity(0, sizeof saved, &saved), 0);
+}
+
+// A stop asked for by one rank at step 3 is seen by every rank at step 3 + lag, not before; the
+// votes still in flight at the end are read by drain(); one process decides at once.
+TEST(StopVote, EveryRankStopsAtTheSameStepLagStepsAfterTheAsk) {
+  constexpr int kWorld = 3;
+  constexpr int64_t kLag = 2;
+  std::vector<std::vector<bool>> seen(kWorld);
+  std::vector<bool> drained(kWorld);
+  on_ranks(kWorld, [&](int rank, Communicator& comm) {
+    ember::StopVote vote(&comm, kLag);
+    for (int64_t step = 1; step <= 8; ++step) seen[rank].push_back(vote.cast(rank == 1 && step == 3));
+    ember::StopVote late(&comm, kLag);
+    for (int64_t step = 1; step <= 3; ++step) late.cast(rank == 2 && step == 2);  // still pending at the end
+    drained[rank] = late.drain();
+  });
+  for (int r = 0; r < kWorld; ++r) {
+    for (int64_t step = 1; step <= 8; ++step)
+      EXPECT_EQ(seen[r][step - 1], step == 3 + kLag) << "rank " << r << " step " << step;
+    EXPECT_TRUE(drained[r]) << "rank " << r;
+  }
+  ember::StopVote alone(nullptr, kLag);
+  EXPECT_FALSE(alone.cast(false));
+  EXPECT_TRUE(alone.cast(true));
 }

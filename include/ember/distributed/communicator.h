@@ -47,6 +47,7 @@ class Communicator {
   int rank() const { return rank_; }
   int world() const { return world_; }
   const std::string& backend_name() const { return backend_name_; }
+  at::Device device() const;  // where the backend takes tensors (CUDA for NCCL, else the CPU)
 
   PendingOp all_reduce_sum_async(at::Tensor t);  // in place
   void all_reduce_sum(at::Tensor t);

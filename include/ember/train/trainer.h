@@ -17,6 +17,7 @@
 #include "ember/distributed/communicator.h"
 #include "ember/distributed/environment.h"
 #include "ember/distributed/grad_reducer.h"
+#include "ember/distributed/stop_vote.h"
 #include "ember/distributed/zero_shards.h"
 #include "ember/eval/perplexity.h"
 #include "ember/model/lm.h"
@@ -88,6 +89,7 @@ class Trainer {
   std::unique_ptr<Communicator> comm_;  // null in a one-process run
   std::unique_ptr<GradReducer> reducer_;
   std::unique_ptr<OwnedParameterSync> param_sync_;  // ZeRO-1 only
+  std::unique_ptr<StopVote> stop_vote_;             // preemption, agreed on by every rank
   std::unique_ptr<RunLock> lock_;
   std::unique_ptr<BatchLoader> train_loader_, val_loader_;
   std::shared_ptr<LanguageModel> model_;
