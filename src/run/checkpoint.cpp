@@ -14,7 +14,6 @@ namespace {
 
 const char* kStateFile = "state.json";
 const char* kSumsFile = "SHA256SUMS";
-const char* kTensorExt = ".safetensors";
 
 int64_t step_of(const fs::path& dir) {
   const std::string name = dir.filename().string();
@@ -60,8 +59,10 @@ const ComponentState& CheckpointData::component(const std::string& name) const {
   return it->second;
 }
 
+std::string component_shard(const std::string& name, int rank) { return name + "_shard_" + std::to_string(rank); }
+
 ComponentState CheckpointData::merged(const std::string& name) const {
-  const std::string prefix = name + "_shard_";
+  const std::string prefix = name + "_shard_";  // component_shard's, before the rank
   auto is_shard = [&](const std::string& n) {
     return n.size() > prefix.size() && n.rfind(prefix, 0) == 0 &&
            n.find_first_not_of("0123456789", prefix.size()) == std::string::npos;
@@ -80,9 +81,11 @@ ComponentState CheckpointData::merged(const std::string& name) const {
   return out;
 }
 
-std::map<std::string, ComponentState> save_components(const NamedComponents& components) {
+std::map<std::string, ComponentState> save_components(const NamedComponents& components,
+                                                      std::optional<StateScope> scope) {
   std::map<std::string, ComponentState> out;
-  for (const auto& [name, component] : components) out[name] = component->save_state();
+  for (const auto& [name, component] : components)
+    if (!scope || component->scope() == *scope) out[name] = component->save_state();
   return out;
 }
 

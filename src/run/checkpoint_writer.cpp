@@ -11,15 +11,13 @@ namespace {
 constexpr const char* kSameRunDirectory =
     "every rank must write to the same run directory (on several nodes, a shared filesystem)";
 
-std::string shard_name(const std::string& name, int rank) { return fmt::format("{}_shard_{}", name, rank); }
-
 // Every rank's shard of each per-rank component is in the staging directory (they all write to the
 // same run directory: on several nodes, a shared filesystem).
 void require_every_shard(const std::filesystem::path& staging, const NamedComponents& components, int world) {
   for (const auto& [name, component] : components) {
     if (component->scope() != StateScope::per_rank) continue;
     for (int r = 0; r < world; ++r)
-      if (!std::filesystem::exists(staging / (shard_name(name, r) + ".safetensors")))
+      if (!std::filesystem::exists(staging / (component_shard(name, r) + kTensorExt)))
         throw CheckpointError(fmt::format("checkpoint: rank {}'s {} shard is not in '{}'; {}", r, name,
                                           staging.string(), kSameRunDirectory));
   }
@@ -34,12 +32,7 @@ std::filesystem::path write_checkpoint(Checkpointer& checkpointer, const NamedCo
   for (const auto& [name, component] : components) sharded = sharded || component->scope() == StateScope::per_rank;
   // Every phase is one all-ranks agreement (together), which is also the barrier between phases:
   // rank 0's own part failing (a full disk under model.safetensors) stops the others as well.
-  const auto shared_states = [&] {
-    std::map<std::string, ComponentState> shared;
-    for (const auto& [name, component] : components)
-      if (component->scope() == StateScope::shared) shared[name] = component->save_state();
-    return shared;
-  };
+  const auto shared_states = [&] { return save_components(components, StateScope::shared); };
   std::filesystem::path dir;
   if (!sharded) {
     together(ranks.comm, ranks.rank, "writing the checkpoint", [&] {
@@ -58,7 +51,7 @@ std::filesystem::path write_checkpoint(Checkpointer& checkpointer, const NamedCo
                                         ranks.rank, staging.string(), kSameRunDirectory));
     for (const auto& [name, component] : components)
       if (component->scope() == StateScope::per_rank)
-        Checkpointer::write_tensors(staging, shard_name(name, ranks.rank), component->save_state());
+        Checkpointer::write_tensors(staging, component_shard(name, ranks.rank), component->save_state());
   });
   together(ranks.comm, ranks.rank, "sealing the checkpoint", [&] {
     if (!main) return;

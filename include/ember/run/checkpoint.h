@@ -17,6 +17,10 @@ namespace ember {
 
 using NamedComponents = std::vector<std::pair<std::string, Stateful*>>;
 
+inline constexpr const char* kTensorExt = ".safetensors";  // a component's tensors: <name>.safetensors
+// The file stem of rank `rank`'s part of a per-rank component (io/component_state.h): <name>_shard_<rank>.
+std::string component_shard(const std::string& name, int rank);
+
 struct CheckpointData {
   std::filesystem::path dir;
   std::map<std::string, ComponentState> components;
@@ -30,8 +34,9 @@ struct CheckpointData {
   ComponentState merged(const std::string& name) const;
 };
 
-// The states of `components`, to save.
-std::map<std::string, ComponentState> save_components(const NamedComponents& components);
+// The states of `components` (those of `scope` only, when given), to save.
+std::map<std::string, ComponentState> save_components(const NamedComponents& components,
+                                                      std::optional<StateScope> scope = std::nullopt);
 // Restores each component in order, from its merged state; a component the checkpoint lacks is a
 // CheckpointError.
 void restore_components(const CheckpointData& data, const NamedComponents& components);
