@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 
@@ -26,7 +28,9 @@ double block_ops(const std::string& mixer, bool bf16) {
   torch::manual_seed(1);
   ember::LanguageModel m(c);
   auto& block = m.blocks().front();
-  const auto dir = std::filesystem::temp_directory_path() / ("ember_kernel_budget_" + mixer);
+  // One folder per process: ctest runs this file's tests side by side, each with the same mixers.
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("ember_kernel_budget_" + mixer + "_" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   auto x = torch::randn({2, 32, 64}).requires_grad_();
   auto step = [&] {
