@@ -36,6 +36,20 @@ get_filename_component(_ember_site "${Torch_DIR}/../../../.." ABSOLUTE)
 
 ember_pcre2_target(ember_pcre2)
 
+# Corpus formats of `ember prepare text` (src/data/byte_stream.cpp, src/data/parquet_text.cpp).
+ember_arrow_target(ember_arrow)
+ember_compression_target(ember_compression)
+if(EMBER_ARROW_FOUND)
+  message(STATUS "ember: Parquet input through pyarrow's Arrow in ${EMBER_ARROW_INCLUDE_DIR}")
+else()
+  message(STATUS "ember: no pyarrow beside torch: Parquet input is disabled (pip install -r scripts/requirements.txt)")
+endif()
+foreach(_format ZLIB ZSTD)
+  if(NOT EMBER_${_format}_FOUND)
+    message(STATUS "ember: ${_format} not found: its compressed inputs are disabled (scripts/setup.sh installs it)")
+  endif()
+endforeach()
+
 # PLplot (Debian: libplplot-dev + plplot-driver-cairo) draws `ember capacity --plot`; optional,
 # without it that flag says so and everything else works.
 find_package(PkgConfig QUIET)

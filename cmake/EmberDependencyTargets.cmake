@@ -53,3 +53,43 @@ function(ember_pcre2_target name)
   target_include_directories(${name} SYSTEM INTERFACE ${EMBER_PCRE2_INCLUDE_DIR})
   target_link_libraries(${name} INTERFACE ${EMBER_PCRE2_LIBRARY})
 endfunction()
+
+# Apache Arrow's Parquet reader (`ember prepare text` on .parquet files): the C++ libraries and
+# headers of the pyarrow wheel in torch's venv (scripts/requirements.txt pins it), as there is no
+# Debian package of Arrow. Optional: sets EMBER_ARROW_FOUND in the caller; without it, a .parquet
+# input is refused with the remedy. The libraries are linked by path, so programs find them
+# through their RPATH as they find LibTorch's.
+function(ember_arrow_target name)
+  get_filename_component(_site "${Torch_DIR}/../../../.." ABSOLUTE)
+  set(_pyarrow "${_site}/pyarrow")
+  file(GLOB _libs "${_pyarrow}/libarrow.so.*" "${_pyarrow}/libparquet.so.*")
+  list(FILTER _libs INCLUDE REGEX "/lib(arrow|parquet)\\.so\\.[0-9]+$")
+  list(LENGTH _libs _found)
+  if(NOT _found EQUAL 2 OR NOT EXISTS "${_pyarrow}/include/parquet/arrow/reader.h")
+    set(EMBER_ARROW_FOUND FALSE PARENT_SCOPE)
+    return()
+  endif()
+  _ember_interface_target(${name} ${ARGN})
+  target_link_libraries(${name} INTERFACE ${_libs})
+  set(EMBER_ARROW_FOUND TRUE PARENT_SCOPE)
+  set(EMBER_ARROW_INCLUDE_DIR "${_pyarrow}/include" PARENT_SCOPE)
+endfunction()
+
+# zlib and libzstd (Debian: zlib1g-dev, libzstd-dev): `.gz` and `.zst` inputs of `ember prepare
+# text`. Optional as Arrow is: sets EMBER_ZLIB_FOUND and EMBER_ZSTD_FOUND in the caller.
+function(ember_compression_target name)
+  _ember_interface_target(${name} ${ARGN})
+  find_package(ZLIB QUIET)
+  find_package(PkgConfig QUIET)
+  if(PkgConfig_FOUND)
+    pkg_check_modules(ZSTD QUIET IMPORTED_TARGET libzstd)
+  endif()
+  if(ZLIB_FOUND)
+    target_link_libraries(${name} INTERFACE ZLIB::ZLIB)
+  endif()
+  if(TARGET PkgConfig::ZSTD)
+    target_link_libraries(${name} INTERFACE PkgConfig::ZSTD)
+  endif()
+  set(EMBER_ZLIB_FOUND ${ZLIB_FOUND} PARENT_SCOPE)
+  set(EMBER_ZSTD_FOUND ${ZSTD_FOUND} PARENT_SCOPE)
+endfunction()

@@ -14,6 +14,7 @@ packages=(
   libcli11-dev nlohmann-json3-dev
   libpcre2-dev libpcre2-8-0
   libssl-dev libssl3
+  zlib1g-dev zlib1g libzstd-dev libzstd1
   libgloo-dev  # headers only: ProcessGroupGloo.hpp includes them, the symbols come from the wheel
 )
 

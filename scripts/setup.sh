@@ -20,6 +20,7 @@ apt_packages=(
   libgtest-dev libgmock-dev libbenchmark-dev libpcre2-dev libssl-dev libgloo-dev
   python3.11-doc linux-doc-6.1 bible-kjv bible-kjv-text debian-handbook
   libplplot-dev plplot-driver-cairo
+  zlib1g-dev libzstd-dev zstd  # .gz / .zst corpora (`ember prepare text`); zstd writes the tests' files
 )
 read -r -a extra_packages <<<"${EMBER_EXTRA_PACKAGES:-}"
 apt_packages+=("${extra_packages[@]}")
@@ -41,7 +42,7 @@ install_apt() {
 install_venv() {
   local want; want="$(grep -E '^torch==' "$here/scripts/requirements.txt" | cut -d= -f3)"
   if [ -x "$venv/bin/python" ] && "$venv/bin/python" - "$want" <<'PY' 2>/dev/null
-import sys, torch, numpy, safetensors, tiktoken, yaml, transformers, tokenizers, tensorboard, pytest, setuptools
+import sys, torch, numpy, safetensors, tiktoken, yaml, transformers, tokenizers, tensorboard, pytest, setuptools, pyarrow
 sys.exit(0 if torch.__version__.split('+')[0] == sys.argv[1] else 1)
 PY
   then return 0; fi

@@ -8,6 +8,17 @@
 namespace ember {
 
 namespace fs = std::filesystem;
+namespace {
+
+// Whether the file name ends with one of `extensions` (".jsonl.gz" too), longer than it.
+bool has_extension(const fs::path& path, const std::vector<std::string>& extensions) {
+  const std::string name = path.filename().string();
+  return std::any_of(extensions.begin(), extensions.end(), [&](const std::string& e) {
+    return name.size() > e.size() && name.compare(name.size() - e.size(), e.size(), e) == 0;
+  });
+}
+
+}  // namespace
 
 std::vector<fs::path> list_documents(const std::vector<std::string>& inputs, const std::vector<std::string>& extensions,
                                      const std::string& what) {
@@ -17,8 +28,7 @@ std::vector<fs::path> list_documents(const std::vector<std::string>& inputs, con
       docs.emplace_back(in);
     } else if (fs::is_directory(in)) {
       for (const auto& e : fs::recursive_directory_iterator(in))
-        if (e.is_regular_file() && std::count(extensions.begin(), extensions.end(), e.path().extension().string()))
-          docs.push_back(e.path());
+        if (e.is_regular_file() && has_extension(e.path(), extensions)) docs.push_back(e.path());
     } else {
       throw DataError(what + ": input '" + in + "' does not exist");
     }

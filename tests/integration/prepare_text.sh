@@ -11,7 +11,7 @@ for i in $(seq 1 40); do printf '{"text": "line %d of the jsonl corpus, with \\u
 "$EMBER" tokenizer train corpus --ext .txt --vocab-size 400 --out tok/t.tiktoken >/dev/null 2>&1 || fail "tokenizer train"
 "$EMBER" prepare text corpus --tokenizer tok/t.tiktoken --out data --val-fraction 0.2 --no-progress >prep.txt \
   || fail "prepare text"
-grep -q "^61 documents" prep.txt || { cat prep.txt; fail "expected 61 source files"; }
+grep -q "^61 files" prep.txt || { cat prep.txt; fail "expected 61 source files"; }
 "$PY" - <<'PY' || fail "manifest / counts"
 import json
 m = json.load(open("data/manifest.json"))

@@ -1,5 +1,5 @@
 // Finding the documents of a corpus: files as given, directories walked recursively for the
-// chosen extensions, sorted so that the order never depends on the file system.
+// chosen extensions (name endings, so ".jsonl.gz" works), sorted so that the order never depends on the file system.
 #pragma once
 #include <filesystem>
 #include <string>

@@ -31,9 +31,11 @@ class ShardSet {
     double val_fraction = 0.0;
     bool eval_only = false;        // an empty train split is expected (val_fraction 1)
     std::string empty_split_hint;  // the remedy a DataError for an empty split names
+    nlohmann::json part;           // one part of a prepare in parts (data/prepare_parts.h), null:
+                                   // the whole; a part's splits may be empty (merge checks them)
   };
   // The manifest holds `tokenizer`'s keys, vocab_size, dtype, val_fraction, the splits' token
-  // counts and shard names, token_counts and sources.
+  // counts and shard names, token_counts and sources (and `part` for a part).
   PrepareSummary finish(const Description& d);
 
  private:
