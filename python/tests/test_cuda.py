@@ -9,6 +9,7 @@ import torch.nn.functional as F
 import ember
 import reference
 from test_cms import level_inputs
+from test_opcheck import CASES
 from test_lev import spline_inputs
 from test_titans import memory_inputs
 
@@ -112,3 +113,10 @@ def test_epsilon_of_a_device_tensor_equals_the_cpu_one():
     cpu, gpu = ember.epsilon(table, block=128), ember.epsilon(table.cuda(), block=128)
     for name in ("mu", "sigma", "epsilon"):
         assert getattr(gpu, name) == pytest.approx(getattr(cpu, name), rel=1e-5, abs=1e-6), name
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_opcheck_on_the_device(name):
+    # test_opcheck.py's cases, moved to the GPU: schema, autograd and fake implementations of the CUDA kernels
+    args = tuple(a.detach().cuda().requires_grad_(a.requires_grad) if torch.is_tensor(a) else a for a in CASES[name]())
+    torch.library.opcheck(getattr(torch.ops.ember, name).default, args)

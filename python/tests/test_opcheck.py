@@ -1,7 +1,7 @@
 """torch.library.opcheck over every tensor operator of the package on the CPU: the schema matches what
 the kernels do (no undeclared mutation or aliasing), autograd is registered where gradients flow, and
 the fake (shape-only) implementations agree with the kernels, also under AOT dispatch with dynamic
-shapes. The CUDA variants are in test_cuda.py's device runs."""
+shapes. test_cuda.py runs the same cases on a GPU (bench/gpu_check.sh)."""
 import pytest
 import torch
 
