@@ -16,7 +16,7 @@ inline __attribute__((always_inline)) void rotate(const T* x, T* y, const T* cos
     const T* xb = xa + half;
     const T* c = cos + (s.offset + t) * half;
     const T* sn = sin + (s.offset + t) * half;
-    T* ya = y + r * 2 * half;
+    T* ya = y + b * s.out_b + h * s.out_h + t * s.out_t;
     T* yb = ya + half;
     EMBER_IVDEP
     for (int64_t i = 0; i < half; ++i) {

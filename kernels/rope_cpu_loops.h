@@ -1,5 +1,5 @@
 // Inner loop of the fused CPU rotary embedding (no ATen): rotates a range of rows of x [B, H, T, 2h]
-// (any strides over B, H, T; unit stride over the last dimension) into contiguous rows of y. The
+// into the rows of y (each with any strides over B, H, T; unit stride over the last dimension). The
 // caller splits rows across threads. Built with -O3 and cloned for AVX2+FMA and AVX-512.
 #pragma once
 #include "kernels/rope_rows.h"

@@ -30,7 +30,7 @@ __global__ void rope_kernel(const T* x, T* y, const M* cos, const M* sin, Rows s
   const M a = widen(xa[i]), bb = widen(xa[i + s.half]);
   const M c = cos[(s.offset + t) * s.half + i],
           sn = inverse ? -sin[(s.offset + t) * s.half + i] : sin[(s.offset + t) * s.half + i];
-  T* ya = y + r * 2 * s.half;
+  T* ya = y + b * s.out_b + h * s.out_h + t * s.out_t;
   narrow_to(a * c - bb * sn, ya + i);
   narrow_to(bb * c + a * sn, ya + i + s.half);
 }

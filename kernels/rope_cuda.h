@@ -11,8 +11,10 @@ bool cuda_kernel_compiled();
 bool cuda_kernel_runs_on(const at::Device& device);
 
 // x [B, H, T, 2h] on a CUDA device (fp32, fp64, bf16 or fp16); cos, sin [positions, h] on x's
-// device, fp64 for fp64 x and fp32 otherwise. Returns contiguous y in x's dtype, rotated at
-// positions offset.. in the tables' precision (inverse: by the negative angles).
-at::Tensor rotate_cuda(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, int64_t offset, bool inverse);
+// device, fp64 for fp64 x and fp32 otherwise. Writes y (x's shape, dtype and device, unit stride
+// over the last dimension, any other strides), rotated at positions offset.. in the tables'
+// precision (inverse: by the negative angles).
+void rotate_cuda(const at::Tensor& x, at::Tensor& y, const at::Tensor& cos, const at::Tensor& sin, int64_t offset,
+                 bool inverse);
 
 }  // namespace ember::rope

@@ -7,7 +7,7 @@ namespace ember::rope {
 
 enum class Element { f32, f64, bf16, f16 };
 
-// y (contiguous rows, x's element type) = x rotated at positions offset.. (inverse: by the negative
+// y (rows at its strides in `rows`, x's element type) = x rotated at positions offset.. (inverse: by the negative
 // angles). cos and sin are [positions, half] contiguous: double for f64, float otherwise, and the
 // rotation runs in their precision, so a bf16 or f16 x is rounded once, after an fp32 rotation.
 int launch_rope(const void* x, void* y, const void* cos, const void* sin, Element element, const Rows& rows,

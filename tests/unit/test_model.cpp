@@ -223,6 +223,25 @@ TEST(Model, RopeEqualsTheFormulaWithItsGradient) {
   }
 }
 
+// A projection's heads, [B, T, H, d_h] in memory and seen as [B, H, T, d_h], keep that memory through
+// the rotation and so does their gradient, which then flows back into the projection without a
+// transpose copy; a narrowed (not dense) view is rotated into a contiguous tensor.
+TEST(Model, RopeKeepsTheHeadsLayoutForwardAndBackward) {
+  ember::Rope rope(8, 40, 10000.0);
+  for (const auto dtype : {torch::kDouble, torch::kFloat}) {
+    auto leaf = torch::randn({2, 9, 3, 8}, dtype).requires_grad_();
+    auto heads = leaf.transpose(1, 2);  // [B, H, T, d_h] over [B, T, H, d_h] memory
+    auto y = rope.apply(heads, 2);
+    EXPECT_EQ(y.strides(), heads.strides());
+    const auto dx = torch::autograd::grad({y}, {heads}, {torch::randn_like(y)})[0];
+    EXPECT_EQ(dx.strides(), heads.strides());
+    EXPECT_TRUE(dx.transpose(1, 2).is_contiguous());  // the projection's [B, T, H d_h] as it is
+    auto narrowed = heads.narrow(2, 1, 5);
+    EXPECT_TRUE(rope.apply(narrowed, 0).is_contiguous());
+    EXPECT_LT((rope.apply(narrowed, 0) - rope.apply(narrowed.contiguous(), 0)).abs().max().item<double>(), 1e-6);
+  }
+}
+
 // Llama 3.2 1B's RoPE (config.json: rope_theta 500000, rope_scaling llama3, factor 32, low 1, high 4,
 // original_max_position_embeddings 8192, head_dim 64): the frequencies transformers 5.24 computes
 // (ROPE_INIT_FUNCTIONS["llama3"], in fp32) for the kept (13, 14), interpolated (15-17) and slowed

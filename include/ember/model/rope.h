@@ -23,7 +23,8 @@ at::Tensor rope_frequencies(int64_t head_dim, double base, const RopeScalingConf
 class Rope {
  public:
   Rope(int64_t head_dim, int64_t max_seq_len, double base, const RopeScalingConfig& scaling = {});
-  // x [B, H, T, d_h], positions offset..offset+T-1
+  // x [B, H, T, d_h], positions offset..offset+T-1. The result, and x's gradient, keep x's memory
+  // layout where it is dense (a projection's heads: [B, T, H, d_h]), else are contiguous.
   at::Tensor apply(const at::Tensor& x, int64_t offset = 0) const;
   int64_t max_seq_len() const { return cos_.size(0); }
 
