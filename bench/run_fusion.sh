@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# The fused projections (model/fused_projections.h: q, k, v in one GEMM, gate and up in one)
-# against one linear per weight (EMBER_FUSED_PROJECTIONS=0): a whole training step of ember_train_bench,
-# each run its own process, rounds alternating fused / separate (ABAB), fp32 and bf16 autocast.
-# Prints a Markdown row per shape and precision: median tokens/s of each, and the per-round ratio.
-# Usage: bench/run_fusion.sh [BUILD_DIR] [ROUNDS] [STEPS]
+# One fusion on against off, by its switch: SWITCH=1 against SWITCH=0 for a whole training step of
+# ember_train_bench, each run its own process, rounds alternating on / off (ABAB), fp32 and bf16
+# autocast. SWITCH: EMBER_FUSED_PROJECTIONS (model/fused_projections.h: q, k, v in one GEMM, gate
+# and up in one; the default) or EMBER_FUSED_SWIGLU (model/swiglu_gate.h: the SwiGLU gate as one
+# kernel each way). Prints a Markdown row per shape and precision: median tokens/s of each, and
+# the per-round ratio.
+# Usage: bench/run_fusion.sh [BUILD_DIR] [ROUNDS] [STEPS] [SWITCH]
 set -euo pipefail
 build="${1:-build}"
 rounds="${2:-5}"
 steps="${3:-6}"
+switch="${4:-EMBER_FUSED_PROJECTIONS}"
 bin="$build/bench/ember_train_bench"
 [ -x "$bin" ] || { echo "run_fusion: $bin not built" >&2; exit 2; }
 shapes=("tiny 256 128 4 4 384 8 256" "d512 256 512 4 8 1376 4 256")  # name V D L H D_FF B T
@@ -19,7 +22,7 @@ for shape in "${shapes[@]}"; do
   for precision in fp32 bf16; do
     for _ in $(seq 1 "$rounds"); do
       for fused in 1 0; do
-        r=$(EMBER_FUSED_PROJECTIONS=$fused "$bin" "$@" "$steps" "$precision" 2>/dev/null | tail -1)
+        r=$(env "$switch=$fused" "$bin" "$@" "$steps" "$precision" 2>/dev/null | tail -1)
         echo "{\"shape\": \"$name\", \"fused\": $fused, \"run\": $r}" | tee -a "$out" >&2
       done
     done
@@ -28,7 +31,7 @@ done
 python3 - "$out" <<'PY'
 import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
-print("| shape | params | precision | fused tok/s | separate tok/s | fused / separate (rounds) |")
+print("| shape | params | precision | fused tok/s | unfused tok/s | fused / unfused (rounds) |")
 print("|---|---|---|---|---|---|")
 for shape in dict.fromkeys(r["shape"] for r in rows):
     for precision in ("fp32", "bf16"):

@@ -5,11 +5,7 @@
 #include <cmath>
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define EMBER_HD __host__ __device__ __forceinline__
-#else
-#define EMBER_HD inline
-#endif
+#include "kernels/element_math.h"  // EMBER_HD
 
 namespace ember::lev {
 

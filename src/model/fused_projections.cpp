@@ -28,6 +28,29 @@ using torch::autograd::variable_list;
 
 at::Tensor as(const at::Tensor& t, at::ScalarType dtype) { return t.scalar_type() == dtype ? t : t.to(dtype); }
 
+// The blocks' gradients G = [g_1 ... g_k] as [rows, width]: when the consumers wrote them as the
+// adjacent column blocks of one buffer (model/swiglu_gate.h does), that buffer as it is; else a copy
+// gathering them (an unused block's gradient is zero).
+at::Tensor gathered_gradients(const variable_list& grads, at::TensorList weights, const at::Tensor& xc) {
+  int64_t width = 0;
+  for (const auto& w : weights) width += w.size(0);
+  const int64_t rows = xc.numel() / xc.size(-1);
+  bool one_buffer = true;
+  for (size_t i = 0, column = 0; one_buffer && i < grads.size(); column += weights[i].size(0), ++i) {
+    const auto& g = grads[i];
+    one_buffer = g.defined() && g.scalar_type() == xc.scalar_type() && g.is_alias_of(grads[0]) && g.dim() >= 2 &&
+                 g.stride(-1) == 1 && g.stride(-2) == width &&
+                 g.storage_offset() == grads[0].storage_offset() + static_cast<int64_t>(column);
+    for (int64_t d = 0; one_buffer && d + 2 < g.dim(); ++d) one_buffer = g.stride(d) == g.size(d + 1) * g.stride(d + 1);
+  }
+  if (one_buffer) return grads[0].as_strided({rows, width}, {width, 1});
+  std::vector<at::Tensor> blocks;
+  for (size_t i = 0; i < grads.size(); ++i)
+    blocks.push_back(grads[i].defined() ? as(grads[i], xc.scalar_type())
+                                        : at::zeros({rows, weights[i].size(0)}, xc.options()));
+  return at::cat(blocks, -1).reshape({-1, width});
+}
+
 // y = x [W_1; ...; W_k]^T as one GEMM, handed out as the k column blocks. The stacked weight is a
 // transient copy in forward and again in backward, never kept between them: what backward keeps is
 // x in the matmul dtype (one copy, where a linear per weight keeps k) and the weights in it (the
@@ -57,13 +80,7 @@ struct StackedLinear : torch::autograd::Function<StackedLinear> {
     const auto saved = ctx->get_saved_variables();
     const auto& xc = saved[0];
     const auto weights = at::TensorList(saved).slice(1);
-    std::vector<at::Tensor> blocks;
-    for (size_t i = 0; i < grads.size(); ++i)  // an unused block's gradient is zero
-      blocks.push_back(grads[i].defined() ? as(grads[i], xc.scalar_type())
-                                          : at::zeros({xc.numel() / xc.size(-1), weights[i].size(0)}, xc.options()));
-    int64_t width = 0;
-    for (const auto& w : weights) width += w.size(0);
-    const auto g = at::cat(blocks, -1).reshape({-1, width});  // G = [g_1 ... g_k]
+    const auto g = gathered_gradients(grads, weights, xc);  // G = [g_1 ... g_k]
     variable_list out(grads.size() + 1);
     if (ctx->needs_input_grad(0))
       out[0] = as(at::mm(g, at::cat(weights, 0)).view(xc.sizes()), ctx->saved_data["x_dtype"].toScalarType());

@@ -2,12 +2,18 @@
 
 #include "ember/model/fused_projections.h"
 #include "ember/model/init.h"
+#include "ember/model/swiglu_gate.h"
 
 namespace ember {
 
 at::Tensor silu_derivative(const at::Tensor& h) {
   auto s = at::sigmoid(h);
   return s * (1 + h * (1 - s));
+}
+
+double SwiGLU::activation_bytes_per_token(int64_t elem) const {
+  // gate, up and their product (the down projection's input), and SiLU(gate) unless fused
+  return (fused_swiglu() ? 3.0 : 4.0) * static_cast<double>(elem * d_ff());
 }
 
 SwiGLU::SwiGLU(int64_t d_model, int64_t d_ff, double init_std, double out_std) {
@@ -18,7 +24,7 @@ SwiGLU::SwiGLU(int64_t d_model, int64_t d_ff, double init_std, double out_std) {
 
 at::Tensor SwiGLU::forward(const at::Tensor& x) const {
   const auto gate_up = projections(x, {w_gate_, w_up_});  // one GEMM: x [W_gate; W_up]^T
-  return at::linear(at::silu(gate_up[0]) * gate_up[1], w_down_);
+  return at::linear(swiglu_gate(gate_up[0], gate_up[1]), w_down_);
 }
 
 }  // namespace ember

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 #include <unordered_map>
 
 namespace ember {
@@ -50,12 +51,27 @@ uint64_t covered_ns(std::vector<std::pair<uint64_t, uint64_t>> spans) {
 struct CpuNode {
   size_t event;
   uint64_t child_ns = 0;
-  bool aten_child = false;
+  bool computing_child = false;  // an op below it that computes (it then only dispatches)
   std::string scope;
   bool in_op = false;  // inside an ATen op's own implementation (aten::item, the read itself, aside)
 };
 
 bool is_aten(const std::string& name) { return name.rfind("aten::", 0) == 0; }
+
+// Whether an innermost op does work a GPU would launch a kernel for: ATen's and ember's own
+// (kernels/*_glue.cpp) ops, less the ones that only make a view or allocate (aten::to with nothing
+// to convert included).
+bool computes(const std::string& name) {
+  static const std::set<std::string> metadata{
+      "aten::empty",  "aten::empty_strided", "aten::empty_like", "aten::view",      "aten::_reshape_alias",
+      "aten::reshape", "aten::_unsafe_view", "aten::as_strided", "aten::narrow",    "aten::slice",
+      "aten::select", "aten::split",         "aten::split_with_sizes", "aten::chunk", "aten::unbind",
+      "aten::transpose", "aten::t",          "aten::permute",    "aten::expand",    "aten::expand_as",
+      "aten::unsqueeze", "aten::squeeze",    "aten::detach",     "aten::alias",     "aten::view_as",
+      "aten::flatten", "aten::unflatten",    "aten::to",         "aten::contiguous", "aten::resize_",
+      "aten::lift_fresh", "aten::result_type", "aten::is_same_size", "aten::set_"};
+  return (is_aten(name) || name.rfind("ember::", 0) == 0) && !metadata.count(name);
+}
 
 // Self time of each CPU event, with the scope it ran in, from the nesting on its thread.
 std::vector<CpuNode> nest_cpu_events(const std::vector<ProfiledEvent>& events) {
@@ -81,7 +97,7 @@ std::vector<CpuNode> nest_cpu_events(const std::vector<ProfiledEvent>& events) {
       auto& parent = nodes[open.back()];
       const auto& parent_name = events[parent.event].name;
       parent.child_ns += event_ns(e);
-      parent.aten_child |= is_aten(e.name);
+      parent.computing_child |= computes(e.name);
       if (node.scope.empty()) node.scope = parent.scope;
       node.in_op = parent.in_op || (is_aten(parent_name) && parent_name != "aten::item");
     }
@@ -136,7 +152,7 @@ ProfileSummary summarize_profile(const std::vector<ProfiledEvent>& events, int64
     const double self = (event_ns(e) - std::min(event_ns(e), node.child_ns)) * 1e-9;
     s.seconds[node.scope.empty() ? categorize_op(e.name, false) : node.scope] += self;
     self_by_op[e.name] += self;
-    if (is_aten(e.name) && !node.aten_child) ++ops;
+    if (computes(e.name) && !node.computing_child) ++ops;
     spans.emplace_back(e.start_ns, e.end_ns);
   }
   for (const auto& e : events) {
@@ -176,7 +192,7 @@ std::string ProfileSummary::table() const {
   for (const auto& c : profile_categories()) total += seconds.at(c);
   std::string out = fmt::format("  {} step(s), {:.2f} ms per step ({} time), {:.1f} host syncs and {:.0f} {} per step\n",
                                 steps, 1e3 * window_s / steps, device ? "device" : "CPU", host_syncs_per_step,
-                                ops_per_step, device ? "kernels" : "ATen ops");
+                                ops_per_step, device ? "kernels" : "ops");
   for (const auto& c : profile_categories())
     out += fmt::format("  {:<18} {:>9.2f} ms/step {:>6.1f}%\n", c, 1e3 * seconds.at(c) / steps,
                        total > 0 ? 100.0 * seconds.at(c) / total : 0.0);

@@ -2,7 +2,7 @@
 # the synthetic corpus, fp32 and bf16 autocast, with the environment variable VAR at 1 (fused, also
 # where the default would not fuse) and 0.
 # The loss curves must agree to 1e-2 at every logged step, the fused run must learn, and the profile
-# of one step must count fewer ATen ops fused: the switch really changes the path.
+# of one step must count fewer ops fused: the switch really changes the path.
 fusion_ab() {  # VAR [train args...]
   local var=$1
   shift
@@ -31,6 +31,6 @@ for precision in ("fp32", "bf16"):
     assert fused[-1] < fused[0] - 0.5, f"{precision}: did not learn: {fused}"
     assert ops(f"{precision}_1") < ops(f"{precision}_0"), (precision, ops(f"{precision}_1"), ops(f"{precision}_0"))
     print(f"{sys.argv[1]} {precision}: worst loss difference {worst:.2e} over {len(fused)} logged steps; "
-          f"ATen ops per step {ops(f'{precision}_1'):.0f} with 1, {ops(f'{precision}_0'):.0f} with 0")
+          f"ops per step {ops(f'{precision}_1'):.0f} with 1, {ops(f'{precision}_0'):.0f} with 0")
 PY
 }

@@ -3,8 +3,9 @@
 #include <gtest/gtest.h>
 
 #include "ember/model/lm.h"
-#include "ember/model/mixers/attention.h"
 #include "ember/model/linear_cross_entropy.h"
+#include "ember/model/mixers/attention.h"
+#include "ember/model/swiglu_gate.h"
 #include "ember/train/memory_estimate.h"
 
 namespace {
@@ -29,14 +30,14 @@ TEST(MemoryEstimate, MatchesTheClosedFormOfWhatEachPartKeeps) {
   EXPECT_DOUBLE_EQ(m.optimizer, 8 * P);
   EXPECT_DOUBLE_EQ(m.autocast_copies, 0);
   // fp32 per block and token: two RMSNorms (input + output, 4 bytes each), attention (q, k, v, out,
-  // W_O input + fp32 log-sum-exp per head), SwiGLU (gate, up, SiLU, product)
-  const double block32 = 2 * 8 * d + (5 * 4 * d + 4 * H) + 4 * 4 * f;
+  // W_O input + fp32 log-sum-exp per head), SwiGLU (gate, up, product: the fused gate keeps no SiLU)
+  const double block32 = 2 * 8 * d + (5 * 4 * d + 4 * H) + 3 * 4 * f;
   EXPECT_DOUBLE_EQ(m.activations_per_block_token, block32);
   EXPECT_DOUBLE_EQ(m.activations, N * (L * block32 + block32 + 8 * d));  // + one block in flight
   EXPECT_DOUBLE_EQ(m.loss, N * d * 4 + 4 * V * d + N * V * 4);  // fused: one chunk of fp32 logits
   o.precision = ember::Precision::bf16;
   auto b = ember::estimate_training_memory(c, o);
-  const double block16 = 2 * (8 * d + 2 * d) + (5 * 2 * d + 4 * H) + 4 * 2 * f;
+  const double block16 = 2 * (8 * d + 2 * d) + (5 * 2 * d + 4 * H) + 3 * 2 * f;
   EXPECT_DOUBLE_EQ(b.activations, N * (L * block16 + block16 + 8 * d));
   EXPECT_DOUBLE_EQ(b.autocast_copies, 2 * (P - L * 2 * d - d));  // every matrix (norm gains are 1-D)
   EXPECT_DOUBLE_EQ(b.gradient_buckets, 0);                       // one process: no buckets
@@ -51,6 +52,17 @@ TEST(MemoryEstimate, MatchesTheClosedFormOfWhatEachPartKeeps) {
   EXPECT_DOUBLE_EQ(ember::estimate_training_memory(c, o).activations, N * (L * 4 * d + 2 * block16 + 8 * d));
   o.checkpointing = ember::ActivationCheckpointing::every_k, o.checkpointing_k = 2;  // blocks 0 and 2
   EXPECT_DOUBLE_EQ(ember::estimate_training_memory(c, o).activations, N * (2 * 4 * d + 3 * block16 + 8 * d));
+}
+
+TEST(MemoryEstimate, TheUnfusedSwiGLUGateAlsoKeepsSiLU) {
+  const auto c = estimate_model();
+  ember::MemoryOptions o;
+  o.micro_batch = 1, o.seq_len = 10;
+  const double fused = ember::estimate_training_memory(c, o).activations_per_block_token;
+  const bool was = ember::set_fused_swiglu(false);
+  const double aten = ember::estimate_training_memory(c, o).activations_per_block_token;
+  ember::set_fused_swiglu(was);
+  EXPECT_DOUBLE_EQ(aten, fused + 4 * 160);  // SiLU(gate), d_ff 160 in fp32
 }
 
 TEST(MemoryEstimate, GatedAttentionKeepsItsGateAndTheUngatedOutput) {

@@ -60,7 +60,7 @@ TEST(NonfiniteTrace, NamesTheLayerTheMlpAndTheOpWhoseFiniteInputsOverflowed) {
   ASSERT_GE(f->scopes.size(), 2u) << f->where();
   EXPECT_EQ(f->scopes[0], "layers.1") << f->where();
   EXPECT_EQ(f->scopes[1], "mlp") << f->where();
-  EXPECT_EQ(f->op, "aten::mul") << f->where();
+  EXPECT_EQ(f->op, "ember::swiglu_gate") << f->where();  // SiLU(gate) * up, fused (model/swiglu_gate.h)
   EXPECT_FALSE(f->value.finite());
   ASSERT_FALSE(f->inputs.empty());
   for (const auto& in : f->inputs) EXPECT_TRUE(in.finite()) << f->where() << ": " << ember::describe(in);
@@ -106,7 +106,7 @@ TEST(NonfiniteReport, ReplaysTheStepWritesTheBatchAndTheFirstNonfiniteTensor) {
   break_layer_one(m);
   const auto batch = trace_batch();
   const auto line = ember::investigate_nonfinite(m, {batch}, {}, dir / "step_7");
-  EXPECT_NE(line.find("forward of micro-batch 0: output 0 of layers.1 > mlp > aten::mul went non-finite"),
+  EXPECT_NE(line.find("forward of micro-batch 0: output 0 of layers.1 > mlp > ember::swiglu_gate went non-finite"),
             std::string::npos)
       << line;
   EXPECT_TRUE(torch::equal(ember::load_npy(dir / "step_7" / "batch_0.npy"), batch));

@@ -25,7 +25,9 @@ TEST(PrepareParts, PartsCoverTheListOnceInOrderWithAboutEqualBytes) {
       ASSERT_EQ(begin, next) << "part " << i << "/" << count << " does not start where the previous one ended";
       ASSERT_LE(begin, end);
       const long double bytes = std::accumulate(sizes.begin() + begin, sizes.begin() + end, 0.0L);
-      if (total > 0) EXPECT_LE(bytes, total / count + largest) << "part " << i << "/" << count;
+      if (total > 0) {
+        EXPECT_LE(bytes, total / count + largest) << "part " << i << "/" << count;
+      }
       next = end;
     }
     EXPECT_EQ(next, sizes.size()) << "the parts do not reach the end of the list";

@@ -58,6 +58,20 @@ TEST(ProfileSummary, SelfTimesByCategoryOnTheCpu) {
   EXPECT_EQ(json["time_of"], "cpu");
 }
 
+TEST(ProfileSummary, OpsCountWhatComputesNotViewsOrAllocations) {
+  // ember's fused op allocates its output (aten::empty inside it): it counts, the empty does not;
+  // a reshape that only views, a transpose and a to() with nothing to convert do not count; a
+  // contiguous() that copies counts once, as its copy.
+  const std::vector<ProfiledEvent> events{
+      cpu("ember::swiglu_gate", 0, 10),  cpu("aten::empty", 1, 2),
+      cpu("aten::reshape", 10, 12),      cpu("aten::view", 10, 11),
+      cpu("aten::transpose", 12, 13),    cpu("aten::as_strided", 12, 13),
+      cpu("aten::to", 13, 14),           cpu("aten::contiguous", 14, 20),
+      cpu("aten::clone", 14, 20),        cpu("aten::empty_like", 14, 15),
+      cpu("aten::copy_", 15, 20),        cpu("aten::mul", 20, 25)};
+  EXPECT_DOUBLE_EQ(ember::summarize_profile(events, 1).ops_per_step, 3.0);  // swiglu_gate, copy_, mul
+}
+
 TEST(ProfileSummary, ThreadsNestSeparately) {
   // Overlapping ops on two threads are not parent and child.
   const std::vector<ProfiledEvent> events{cpu("aten::mm", 0, 100, 1), cpu("aten::mul", 10, 20, 2)};

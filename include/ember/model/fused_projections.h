@@ -2,7 +2,8 @@
 // x [W_1; ...; W_k]^T split back into its k column blocks. Attention's q, k, v (and gate) and
 // SwiGLU's gate and up are such sets. Against one linear per weight it casts x to the autocast
 // dtype once instead of k times and keeps one matmul-dtype copy of x for backward instead of k;
-// backward gathers the blocks' gradients into one tensor (a copy the size of y) and forms dL/dx and
+// backward gathers the blocks' gradients into one tensor (a copy the size of y, unless their
+// consumer wrote them as one buffer, as the fused SwiGLU gate does) and forms dL/dx and
 // the stacked dL/dW with one GEMM each, instead of k GEMMs and k - 1 additions for dL/dx. The
 // parameters stay separate (checkpoints, HF export and analyses see the same names); the stacked
 // weight is a transient copy in forward and in backward, not kept between them. Below 64 rows of x

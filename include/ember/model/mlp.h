@@ -1,4 +1,5 @@
-// SwiGLU MLP: (SiLU(x W_gate) * (x W_up)) W_down, no biases (docs/mixers.md, the chassis).
+// SwiGLU MLP: (SiLU(x W_gate) * (x W_up)) W_down, no biases (docs/mixers.md, the chassis); the gate
+// and up projections as one GEMM (model/fused_projections.h), the gate as one kernel (model/swiglu_gate.h).
 // Parameters 3 d d_ff: the width d_ff is per layer (the taper seam).
 #pragma once
 #include <torch/nn/module.h>
@@ -15,8 +16,9 @@ class SwiGLU : public torch::nn::Module {
   const at::Tensor& w_gate() const { return w_gate_; }  // [d_ff, d]
   const at::Tensor& w_up() const { return w_up_; }      // [d_ff, d]
   const at::Tensor& w_down() const { return w_down_; }  // [d, d_ff]
-  // Kept for backward per token, the input excepted: gate, up, SiLU(gate) and their product.
-  double activation_bytes_per_token(int64_t elem) const { return 4.0 * elem * d_ff(); }
+  // Kept for backward per token, the input excepted: gate, up and their product, and SiLU(gate)
+  // when the gate is not fused (model/swiglu_gate.h).
+  double activation_bytes_per_token(int64_t elem) const;
 
  private:
   at::Tensor w_gate_, w_up_, w_down_;

@@ -37,7 +37,9 @@ struct ProfileSummary {
   // Reads of a tensor's value by ember's code (aten::_local_scalar_dense outside an ATen op: a wait
   // for the device on a GPU) and the CUDA runtime's synchronisation calls.
   double host_syncs_per_step = 0.0;
-  double ops_per_step = 0.0;              // kernels (device) or innermost ATen ops (CPU)
+  // kernels (device), or innermost ops that compute (CPU: ATen's and ember's, views and allocations
+  // left out): what a GPU would launch kernels for
+  double ops_per_step = 0.0;
   std::vector<std::pair<std::string, double>> top_ops;  // self seconds, largest first
 
   nlohmann::json to_json() const;

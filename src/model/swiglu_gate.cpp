@@ -1,0 +1,65 @@
+#include "ember/model/swiglu_gate.h"
+
+#include <torch/autograd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+
+#include "kernels/swiglu.h"
+
+namespace ember {
+namespace {
+
+std::atomic<bool>& fused_setting() {  // EMBER_FUSED_SWIGLU=0: ATen's ops
+  static std::atomic<bool> on{[] {
+    const char* v = std::getenv("EMBER_FUSED_SWIGLU");
+    return !(v && std::strcmp(v, "0") == 0);
+  }()};
+  return on;
+}
+
+// Whether b is the second half of the rows a is the first half of: [..., 2F] split in two.
+bool halves_of_one_buffer(const at::Tensor& a, const at::Tensor& b) {
+  if (a.dim() < 2 || a.sizes() != b.sizes() || a.strides() != b.strides() || !a.is_alias_of(b)) return false;
+  const int64_t width = a.size(-1);
+  bool rows = a.stride(-1) == 1 && a.stride(-2) == 2 * width;
+  for (int64_t d = 0; rows && d + 2 < a.dim(); ++d) rows = a.stride(d) == a.size(d + 1) * a.stride(d + 1);
+  return rows && b.storage_offset() == a.storage_offset() + width;
+}
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+struct SwiGLUGate : torch::autograd::Function<SwiGLUGate> {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& a, const at::Tensor& b) {
+    ctx->save_for_backward({a, b});
+    ctx->saved_data["halves"] = halves_of_one_buffer(a, b);
+    return swiglu::gate_forward(a, b);
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const auto& a = saved[0];
+    at::Tensor into;
+    if (ctx->saved_data["halves"].toBool()) {
+      auto shape = a.sizes().vec();
+      shape.back() *= 2;
+      into = at::empty(shape, a.options());
+    }
+    auto [da, db] = swiglu::gate_backward(a, saved[1], grads[0], into);
+    return {da, db};
+  }
+};
+
+}  // namespace
+
+bool fused_swiglu() { return fused_setting().load(); }
+bool set_fused_swiglu(bool on) { return fused_setting().exchange(on); }
+
+at::Tensor swiglu_gate(const at::Tensor& a, const at::Tensor& b) {
+  if (!fused_swiglu() || !swiglu::fused_supported(a, b)) return at::silu(a) * b;
+  return SwiGLUGate::apply(a, b);
+}
+
+}  // namespace ember

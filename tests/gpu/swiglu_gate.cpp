@@ -1,0 +1,92 @@
+// ctest gpu.swiglu_gate (label gpu): the CUDA SwiGLU gate kernels (kernels/swiglu_cuda.cu) through
+// the autograd function (model/swiglu_gate.h) against the CPU loops, which the unit tests hold to
+// ATen: z and both gradients in fp64 (round-off), fp32 (its rounding) and bf16 (one rounding), for
+// the halves of one stacked tensor, separate operands and rows that are not evenly strided; and a
+// model on the GPU with the gate fused against ATen's silu * up, loss and every gradient.
+// Exit 0 = match, 1 = mismatch or no kernel beside a device, 77 (ctest's skip code) = no CUDA device.
+#include <torch/torch.h>
+
+#include <iostream>
+
+#include "ember/model/lm.h"
+#include "ember/model/swiglu_gate.h"
+#include "kernels/swiglu.h"
+#include "tests/gpu/gpu_precondition.h"
+
+namespace {
+
+enum class Layout { halves, separate, strided };
+
+// z and the gradient of sum(z * probe) w.r.t. the [rows..., 2F] leaf the operands come from.
+std::pair<at::Tensor, at::Tensor> run(const at::Tensor& ab, const at::Tensor& probe, Layout layout) {
+  const int64_t F = ab.size(-1) / 2;
+  auto leaf = ab.detach().clone().requires_grad_(true);
+  at::Tensor a = leaf.narrow(-1, 0, F), b = leaf.narrow(-1, F, F), p = probe;
+  if (layout == Layout::separate) a = a.contiguous(), b = b.contiguous();
+  if (layout == Layout::strided) a = a.transpose(0, 1), b = b.transpose(0, 1), p = p.transpose(0, 1);
+  auto z = ember::swiglu_gate(a, b);
+  (z.to(at::kDouble) * p.to(z.device())).sum().backward();
+  return {(layout == Layout::strided ? z.transpose(0, 1) : z).detach().cpu().to(at::kDouble),
+          leaf.grad().cpu().to(at::kDouble)};
+}
+
+double relative(const at::Tensor& got, const at::Tensor& want) {
+  return (got - want).abs().max().item<double>() / std::max(1e-300, want.abs().max().item<double>());
+}
+
+bool kernels_match() {
+  torch::manual_seed(1);
+  const auto ab64 = 3 * torch::randn({4, 300, 2 * 344}, torch::kDouble);
+  const auto probe = torch::randn({4, 300, 344}, torch::kDouble);
+  bool ok = true;
+  for (const auto dtype : {at::kDouble, at::kFloat, at::kBFloat16}) {
+    const double tol = dtype == at::kDouble ? 1e-12 : dtype == at::kFloat ? 1e-5 : 1.0 / 128;
+    for (const auto layout : {Layout::halves, Layout::separate, Layout::strided}) {
+      const auto ab = ab64.to(dtype);
+      const auto [z_cpu, g_cpu] = run(ab, probe, layout);
+      const auto [z_gpu, g_gpu] = run(ab.cuda(), probe, layout);
+      const double ez = relative(z_gpu, z_cpu), eg = relative(g_gpu, g_cpu);
+      std::cout << c10::toString(dtype) << " layout " << static_cast<int>(layout) << ": max rel diff z " << ez
+                << ", gradient " << eg << " (tolerance " << tol << ")\n";
+      ok = ok && ez <= tol && eg <= tol;
+    }
+  }
+  return ok;
+}
+
+bool model_matches() {
+  ember::ModelConfig c;
+  c.vocab_size = 512, c.d_model = 256, c.n_layers = 2, c.n_heads = 8, c.max_seq_len = 256, c.mlp.d_ff = 688;
+  torch::manual_seed(2);
+  ember::LanguageModel m(c);
+  m.to(at::kCUDA);
+  const auto ids = torch::randint(0, 512, {4, 128}, torch::kLong).cuda();
+  auto grads = [&](bool fused) {
+    const bool was = ember::set_fused_swiglu(fused);
+    m.zero_grad();
+    auto loss = m.loss(ids, ids.roll(1, 1));
+    loss.backward();
+    std::vector<at::Tensor> out{loss.detach().cpu()};
+    for (const auto& p : m.parameters()) out.push_back(p.grad().cpu());
+    ember::set_fused_swiglu(was);
+    return out;
+  };
+  const auto fused = grads(true), aten = grads(false);
+  double worst = 0.0;
+  for (size_t i = 0; i < fused.size(); ++i) worst = std::max(worst, relative(fused[i], aten[i]));
+  std::cout << "fp32 model, fused gate vs ATen's: worst relative difference " << worst << " (tolerance 1e-4)\n";
+  return worst < 1e-4;
+}
+
+}  // namespace
+
+int main() {
+  if (int code = gpu_precondition("gpu.swiglu_gate")) return code;
+  if (!ember::swiglu::fused_supported(torch::ones({2, 2}).cuda(), torch::ones({2, 2}).cuda())) {
+    std::cout << "FAIL: gpu.swiglu_gate: a CUDA device but no SwiGLU kernel for it in this build\n";
+    return 1;
+  }
+  const bool ok = kernels_match() && model_matches();
+  std::cout << (ok ? "OK" : "FAIL") << "\n";
+  return ok ? 0 : 1;
+}

@@ -1,0 +1,147 @@
+// The fused SwiGLU gate (model/swiglu_gate.h, kernels/swiglu_*) against ATen's silu(a) * b and its
+// autograd: fp64 to round-off, fp32 to its rounding, bf16 within one rounding of the fp64 value;
+// for separate operands, the two halves of one stacked tensor, strided and 3-d inputs; gradcheck in
+// fp64; the SwiGLU MLP in a model with the projections stacked (the halves' gradients written as one
+// buffer the projection's backward reads as it is) against the unfused model; and the switch.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "ember/model/fused_projections.h"
+#include "ember/model/lm.h"
+#include "ember/model/swiglu_gate.h"
+#include "kernels/swiglu.h"
+#include "test_helpers.h"
+
+namespace swiglu_gate {
+namespace {
+
+struct Switch {  // the fused gate on or off for one scope
+  bool was;
+  explicit Switch(bool on) : was(ember::set_fused_swiglu(on)) {}
+  ~Switch() { ember::set_fused_swiglu(was); }
+};
+
+enum class Layout { separate, halves, strided };
+
+struct Result {
+  at::Tensor z, da, db;
+};
+
+// z = gate(a, b) and the gradients of sum(z * probe), with a and b laid out as asked from the
+// [rows..., 2F] values `ab` (a its first half, b its second).
+Result run(const at::Tensor& ab, const at::Tensor& probe, Layout layout, bool fused) {
+  Switch s(fused);
+  const int64_t F = ab.size(-1) / 2;
+  auto leaf = ab.detach().clone().requires_grad_(true);
+  at::Tensor a, b;
+  if (layout == Layout::halves) {
+    a = leaf.narrow(-1, 0, F), b = leaf.narrow(-1, F, F);
+  } else if (layout == Layout::separate) {
+    a = leaf.narrow(-1, 0, F).contiguous(), b = leaf.narrow(-1, F, F).contiguous();
+  } else {  // rows that are not evenly strided: a [T, B, F] view of [B, T, F]
+    a = leaf.narrow(-1, 0, F).transpose(0, 1), b = leaf.narrow(-1, F, F).transpose(0, 1);
+  }
+  auto z = ember::swiglu_gate(a, b);
+  auto p = layout == Layout::strided ? probe.transpose(0, 1) : probe;
+  (z.to(at::kDouble) * p).sum().backward();
+  auto g = leaf.grad();
+  auto z_out = layout == Layout::strided ? z.transpose(0, 1) : z;
+  return {z_out.detach(), g.narrow(-1, 0, F), g.narrow(-1, F, F)};
+}
+
+double relative(const at::Tensor& got, const at::Tensor& want) {
+  return ember::testing::max_abs_diff(got.to(at::kDouble), want.to(at::kDouble)) /
+         std::max(1e-300, want.abs().max().item<double>());
+}
+
+TEST(SwiGLUGate, EqualsAtenInEveryPrecisionAndLayout) {
+  torch::manual_seed(3);
+  const auto ab64 = 3 * torch::randn({3, 37, 2 * 45}, torch::kDouble);  // wide enough for both signs' tails
+  const auto probe = torch::randn({3, 37, 45}, torch::kDouble);
+  for (const auto dtype : {at::kDouble, at::kFloat, at::kBFloat16}) {
+    const auto ab = ab64.to(dtype);
+    const auto want = run(ab.to(at::kDouble), probe, Layout::separate, false);  // ATen in fp64 on the same values
+    // fp64: round-off; fp32: its rounding; bf16: one rounding of the result (2^-8) with margin.
+    const double tol = dtype == at::kDouble ? 1e-13 : dtype == at::kFloat ? 1e-6 : 1.0 / 128;
+    for (const auto layout : {Layout::separate, Layout::halves, Layout::strided}) {
+      const auto got = run(ab, probe, layout, true);
+      const std::string what = std::string(c10::toString(dtype)) + " layout " + std::to_string(int(layout));
+      EXPECT_EQ(got.z.scalar_type(), dtype) << what;
+      EXPECT_EQ(got.da.scalar_type(), dtype) << what;
+      EXPECT_LE(relative(got.z, want.z), tol) << what;
+      EXPECT_LE(relative(got.da, want.da), tol) << what;
+      EXPECT_LE(relative(got.db, want.db), tol) << what;
+      const auto aten = run(ab, probe, layout, false);  // the unfused path on the same inputs, for scale
+      EXPECT_LE(relative(got.z, aten.z), 2 * tol) << what;
+    }
+  }
+}
+
+TEST(SwiGLUGate, PassesGradcheckInFloat64) {
+  torch::manual_seed(5);
+  const auto ab = torch::randn({2, 5, 8}, torch::kDouble), probe = torch::randn({2, 5, 4}, torch::kDouble);
+  Switch on(true);
+  auto loss = [&](const at::Tensor& v) {  // the halves of one buffer: the stacked path
+    return (probe * ember::swiglu_gate(v.narrow(-1, 0, 4), v.narrow(-1, 4, 4)).sin()).sum();
+  };
+  auto leaf = ab.clone().requires_grad_(true);
+  const auto grad = torch::autograd::grad({loss(leaf)}, {leaf})[0];
+  torch::NoGradGuard no_grad;
+  for (int64_t k = 0; k < ab.numel(); ++k) {
+    auto up = ab.clone(), down = ab.clone();
+    up.view(-1)[k] += 1e-6, down.view(-1)[k] -= 1e-6;
+    const double numeric = (loss(up) - loss(down)).item<double>() / 2e-6;
+    EXPECT_NEAR(grad.view(-1)[k].item<double>(), numeric, 1e-7 * std::max(1.0, std::abs(numeric))) << "element " << k;
+  }
+}
+
+TEST(SwiGLUGate, TheHalvesGradientsAreOneBuffer) {
+  const auto ab = torch::randn({64, 16}, torch::kDouble);
+  const auto a = ab.narrow(-1, 0, 8), b = ab.narrow(-1, 8, 8);
+  const auto dz = torch::randn({64, 8}, torch::kDouble);
+  auto into = at::empty({64, 16}, torch::kDouble);
+  const auto [da, db] = ember::swiglu::gate_backward(a, b, dz, into);
+  EXPECT_TRUE(da.is_alias_of(into) && db.is_alias_of(into));
+  EXPECT_EQ(db.data_ptr<double>(), into.data_ptr<double>() + 8);
+  const auto [da2, db2] = ember::swiglu::gate_backward(a, b, dz);
+  EXPECT_TRUE(at::equal(da, da2) && at::equal(db, db2));
+  EXPECT_NE(ember::testing::error_message([&] { ember::swiglu::gate_backward(a, b, dz, at::empty({64, 15}, at::kDouble)); })
+                .find("does not hold two halves"),
+            std::string::npos);
+}
+
+// A model's loss and every parameter's gradient with the fused gate (and the projections stacked,
+// so the gate writes the stacked projection's gradient as one buffer) against ATen's ops unstacked.
+TEST(SwiGLUGate, TheMlpInAModelEqualsTheUnfusedOne) {
+  ember::ModelConfig c;
+  c.vocab_size = 40, c.d_model = 32, c.n_layers = 2, c.n_heads = 4, c.max_seq_len = 32, c.mlp.d_ff = 48;
+  auto grads = [&](bool fused) {
+    Switch gate(fused);
+    const auto was = ember::set_fused_projections(fused ? ember::FusedProjections::on : ember::FusedProjections::off);
+    torch::manual_seed(2);
+    ember::LanguageModel m(c);
+    m.to(at::kDouble);
+    const auto tokens = torch::randint(0, 40, {4, 33});
+    auto loss = m.loss(tokens.narrow(1, 0, 32), tokens.narrow(1, 1, 32));
+    loss.backward();
+    std::vector<at::Tensor> out{loss.detach()};
+    for (const auto& p : m.parameters()) out.push_back(p.grad());
+    ember::set_fused_projections(was);
+    return out;
+  };
+  const auto fused = grads(true), plain = grads(false);
+  ASSERT_EQ(fused.size(), plain.size());
+  for (size_t i = 0; i < fused.size(); ++i)
+    EXPECT_LE(relative(fused[i], plain[i]), 1e-12) << (i == 0 ? "loss" : "gradient " + std::to_string(i - 1));
+}
+
+TEST(SwiGLUGate, UnsupportedInputsTakeAtensOps) {
+  Switch on(true);
+  const auto a = torch::randn({4, 6}).to(at::kHalf), b = torch::randn({4, 6}).to(at::kHalf);
+  EXPECT_FALSE(ember::swiglu::fused_supported(a, b));
+  EXPECT_TRUE(at::equal(ember::swiglu_gate(a, b), at::silu(a) * b));
+  EXPECT_FALSE(ember::swiglu::fused_supported(torch::randn({4, 6}), torch::randn({4, 6}, torch::kDouble)));
+}
+
+}  // namespace
+}  // namespace swiglu_gate
