@@ -72,7 +72,24 @@ struct ParquetTextReader::Impl {
   }
 };
 
+// Arrow reports through Status, but some of its paths throw (parquet::ParquetException): either
+// way a DataError naming the file.
+template <class Body>
+auto naming_the_file(const fs::path& path, Body&& body) {
+  try {
+    return body();
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw DataError("prepare: " + quoted(path) + ": not a readable Parquet file: " + e.what());
+  }
+}
+
 ParquetTextReader::ParquetTextReader(const fs::path& path, const std::string& column) : impl_(std::make_unique<Impl>()) {
+  naming_the_file(path, [&] { open(path, column); });
+}
+
+void ParquetTextReader::open(const fs::path& path, const std::string& column) {
   auto& m = *impl_;
   m.path = path;
   m.column_name = column;
@@ -92,6 +109,10 @@ ParquetTextReader::ParquetTextReader(const fs::path& path, const std::string& co
 ParquetTextReader::~ParquetTextReader() = default;
 
 bool ParquetTextReader::next(std::string& text, int64_t& row) {
+  return naming_the_file(impl_->path, [&] { return next_value(text, row); });
+}
+
+bool ParquetTextReader::next_value(std::string& text, int64_t& row) {
   auto& m = *impl_;
   for (;;) {
     while (!m.values || m.chunk == m.values->num_chunks()) {
@@ -122,6 +143,8 @@ bool parquet_supported() { return true; }
 #else  // built without pyarrow's Arrow
 
 struct ParquetTextReader::Impl {};
+void ParquetTextReader::open(const fs::path&, const std::string&) {}
+bool ParquetTextReader::next_value(std::string&, int64_t&) { return false; }
 
 ParquetTextReader::ParquetTextReader(const fs::path& path, const std::string&) {
   throw DataError("prepare: '" + path.string() +

@@ -131,6 +131,24 @@ def yaml_seeds():
         "#--set\nmodel.mlp.d_ff=256\ntrain.steps=10\nmodel.embedding={kind: lev}\noptim.lr=1e-3\n")
 
 
+def corpus_format_seeds():  # first byte: 0 text, 1 .jsonl.gz, 2 .jsonl.zst, 3 .parquet, 4 .txt.gz
+    import gzip
+    import subprocess
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    docs = ["The quick brown fox.\n\nIt jumps été 日本.", "second document\n", ""]
+    lines = "".join(json.dumps({"text": d}) + "\n" for d in docs).encode()
+    put("corpus_formats", "text", b"\x00" + "\n".join(docs).encode())
+    put("corpus_formats", "gzip_two_members", b"\x01" + gzip.compress(lines[:30]) + gzip.compress(lines[30:]))
+    put("corpus_formats", "zstd", b"\x02" + subprocess.run(["zstd", "-q", "-c"], input=lines, check=True,
+                                                             capture_output=True).stdout)
+    buf = io.BytesIO()
+    pq.write_table(pa.table({"id": [1, 2, 3], "text": docs}), buf, row_group_size=2)
+    put("corpus_formats", "parquet", b"\x03" + buf.getvalue())
+    put("corpus_formats", "text_gzip", b"\x04" + gzip.compress("\n".join(docs).encode()))
+
+
 def task_seeds():
     put("task_jsonl", "hellaswag", json.dumps({"ctx": "A man is sitting on a roof. He", "label": "3",
                                                "endings": ["is using wrap to wrap a pair of skis.",
@@ -148,7 +166,7 @@ def task_seeds():
 
 if __name__ == "__main__":
     for make in (safetensors_seeds, npy_seeds, shard_seeds, rank_file_seeds, tokenizer_seeds, hf_config_seeds,
-                 hf_index_seeds, yaml_seeds, task_seeds):
+                 hf_index_seeds, yaml_seeds, task_seeds, corpus_format_seeds):
         make()
     for folder in sorted(corpus.iterdir()):
         if folder.is_dir():

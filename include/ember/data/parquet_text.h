@@ -27,6 +27,8 @@ class ParquetTextReader {
 
  private:
   struct Impl;
+  void open(const std::filesystem::path& path, const std::string& column);
+  bool next_value(std::string& text, int64_t& row);
   std::unique_ptr<Impl> impl_;
 };
 
