@@ -71,6 +71,8 @@ struct InputChunk {
     }
     if (file_ended && inside_unit)
       throw DataError("prepare: " + quoted(file.path()) + " ends inside " + unit + " (truncated?)");
+    if (file_ended && file.consumed() == 0)
+      throw DataError("prepare: " + quoted(file.path()) + " is empty, where " + unit + " should start (truncated?)");
     return !file_ended;
   }
 };

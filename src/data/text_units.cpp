@@ -19,22 +19,19 @@ constexpr size_t kBlockBytes = 4 << 20;  // text files are read and encoded in b
 bool ascii_space(unsigned char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
 bool ascii_visible(unsigned char c) { return c < 0x80 && !ascii_space(c); }
 bool ascii_letter(unsigned char c) { return (c | 0x20) >= 'a' && (c | 0x20) <= 'z'; }
+bool ascii_alnum(unsigned char c) { return ascii_letter(c) || (c >= '0' && c <= '9'); }
 
-// The last place in text where GPT-style pre-tokenisation (r50k ... o200k, llama3, ember's trained
-// ones) must start a piece: after a newline that an ASCII non-space follows (whitespace runs,
-// "\s*[\r\n]+", end there), else before a single space between an ASCII non-space and an ASCII
-// letter ("word| next"). npos when there is none; never inside a UTF-8 character.
-size_t safe_cut(const std::string& text) {
+}  // namespace
+
+size_t safe_text_cut(const std::string& text) {
   const auto at = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
   if (text.size() < 3) return std::string::npos;
-  for (size_t i = text.size() - 1; i > 0; --i)
-    if (at(i - 1) == '\n' && ascii_visible(at(i))) return i;
+  for (size_t i = text.size() - 1; i > 1; --i)
+    if (at(i - 1) == '\n' && ascii_visible(at(i)) && ascii_alnum(at(i - 2))) return i;
   for (size_t i = text.size() - 1; i > 1; --i)
     if (at(i - 1) == ' ' && ascii_letter(at(i)) && ascii_visible(at(i - 2))) return i - 1;
   return std::string::npos;
 }
-
-}  // namespace
 
 DocumentFormat document_format(const fs::path& path) {
   const std::string ext = without_compression_suffix(path).extension().string();
@@ -109,10 +106,10 @@ bool TextUnitReader::next_block(TextUnit& u) {
   auto& s = *src_;
   if (s.ended && s.pending.empty()) return false;
   size_t cut = std::string::npos;
-  while (!s.ended && (cut = safe_cut(s.pending)) == std::string::npos) s.read_more();
+  while (!s.ended && (cut = safe_text_cut(s.pending)) == std::string::npos) s.read_more();
   if (!s.ended && s.pending.size() < kBlockBytes) {  // a cut was found early: fill up the block first
     while (!s.ended && s.pending.size() < kBlockBytes) s.read_more();
-    cut = s.ended ? std::string::npos : safe_cut(s.pending);
+    cut = s.ended ? std::string::npos : safe_text_cut(s.pending);
   }
   std::string text;
   if (s.ended || cut == std::string::npos) {

@@ -46,6 +46,7 @@ open("bad/t.jsonl.zst", "wb").write(open("corpus/c.jsonl.zst", "rb").read()[:-50
 open("bad/n.jsonl.gz", "w").write('{"text": "not compressed"}\n')
 PY
 cp corpus/a.parquet bad/a.parquet.gz
+: >bad/e.jsonl.gz
 bad() {  # want file [options]
   local want="$1" file="$2"; shift 2
   expect_error "$want" "$EMBER" prepare text "$file" --tokenizer cl100k_base --out out_bad --no-progress "$@"
@@ -59,6 +60,7 @@ bad "is not valid gzip data" bad/x.jsonl.gz
 bad "is not valid gzip data (incorrect header check)" bad/n.jsonl.gz
 bad "ends inside a gzip member (truncated?)" bad/t.jsonl.gz
 bad "ends inside a zstd frame (truncated?)" bad/t.jsonl.zst
+bad "is empty, where a gzip member should start (truncated?)" bad/e.jsonl.gz
 bad "a Parquet file is compressed inside" bad/a.parquet.gz
 expect_error "--part: expected I/N with 1 <= I <= N" prep --part 4/3 --out out_bad
 

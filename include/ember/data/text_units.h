@@ -26,6 +26,14 @@ struct TextUnitOptions {
   std::string text_column = "text";   // the Parquet column that holds the text
 };
 
+// The last place in text where GPT-style pre-tokenisation (r50k ... o200k, llama3, ember's trained
+// ones) must start a piece, so that encoding the text before and after it gives the whole text's
+// ids: after a newline between an ASCII letter or digit and an ASCII non-space ("word\n|Next": a
+// blank line, "\n\n", is one piece at the end of a block for the GPT-2 pattern and two in the
+// document; ".\n/" is one piece of o200k), else before a single space between an ASCII non-space
+// and an ASCII letter ("word| next"). npos when there is none; never inside a UTF-8 character.
+size_t safe_text_cut(const std::string& text);
+
 enum class DocumentFormat { text, jsonl, parquet };
 // By the name without its compression suffix: .jsonl, .parquet, anything else is text. A
 // compressed Parquet file (its pages are compressed inside) is a DataError naming it.
