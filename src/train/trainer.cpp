@@ -104,6 +104,7 @@ void Trainer::open_data() {
   o.seq_len = cfg_.train.seq_len;
   o.seed = static_cast<uint64_t>(cfg_.train.seed);
   train_loader_ = open_loader(cfg_.data.train, "data.train", o, cfg_.model.vocab_size);
+  train_batches_ = std::make_unique<BatchPrefetcher>(*train_loader_, prefetch_depth_setting(), device_.is_cuda());
   if (!cfg_.data.val.empty()) {
     o.shuffle = false;
     val_loader_ = open_loader(cfg_.data.val, "data.val", o, cfg_.model.vocab_size);
@@ -132,7 +133,7 @@ NamedComponents Trainer::components() {
   // The train state first: it refuses a checkpoint of another model before anything is loaded.
   return {{"train", &state_},
           {"model", model_state_.get()},
-          {"loader", train_loader_.get()},
+          {"loader", train_batches_.get()},
           {"rng", &rng_},
           {"optim", optimizer_.get()}};
 }
@@ -150,7 +151,8 @@ void Trainer::train_step() {
   auto loss_sum = at::zeros({}, at::TensorOptions().dtype(at::kDouble).device(device_));  // as a host double was
   kept_batches_.clear();  // train.debug_nonfinite: the step's batches, for a replay
   for (int64_t micro = 0; micro < accum; ++micro) {
-    auto batch = train_loader_->next().to(device_);
+    // Pinned on CUDA (data/batch_prefetcher.h), so the copy does not wait for the host.
+    auto batch = train_batches_->next().to(device_, at::kLong, /*non_blocking=*/true);
     if (cfg_.train.debug_nonfinite) kept_batches_.push_back(batch);
     const int64_t T = batch.size(1) - 1;
     at::Tensor loss;

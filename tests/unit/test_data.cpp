@@ -2,11 +2,15 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <numeric>
 #include <set>
+#include <thread>
 
+#include "ember/data/batch_prefetcher.h"
 #include "ember/data/byte_tokens.h"
 #include "ember/data/loader.h"
 #include "ember/data/shard.h"
@@ -250,6 +254,65 @@ TEST(Loader, SavesAndRestoresItselfAsACheckpointComponent) {
   ember::ComponentState bad;
   bad.json = {{"epoch", 0}, {"cursor", 100000}};
   EXPECT_THROW(b.load_state(bad, "test"), ember::CheckpointError);
+}
+
+TEST(Prefetch, HandsOutTheLoadersBatchesInOrderAtEveryDepth) {
+  auto d = scratch_dir("prefetch_order");
+  ember::write_shard(d / "a.bin", iota_tokens(900));
+  LoaderOptions o;
+  o.batch = 3, o.seq_len = 11, o.seed = 4;
+  BatchLoader plain({d / "a.bin"}, o);
+  std::vector<at::Tensor> expect;
+  for (int i = 0; i < 70; ++i) expect.push_back(plain.next());  // 210 windows: about three epochs
+  for (int64_t depth : {0, 1, 3, 64}) {
+    BatchLoader loader({d / "a.bin"}, o);
+    ember::BatchPrefetcher ahead(loader, depth, false);
+    for (int i = 0; i < 70; ++i) ASSERT_TRUE(torch::equal(ahead.next(), expect[i])) << "depth " << depth << " batch " << i;
+  }
+}
+
+TEST(Prefetch, SavesTheConsumersPositionNotTheReadersAndResumesFromIt) {
+  auto d = scratch_dir("prefetch_resume");
+  ember::write_shard(d / "a.bin", iota_tokens(1000));
+  LoaderOptions o;
+  o.batch = 2, o.seq_len = 9, o.seed = 5;
+  BatchLoader plain({d / "a.bin"}, o);
+  for (int i = 0; i < 7; ++i) plain.next();
+  BatchLoader loader({d / "a.bin"}, o);
+  ember::BatchPrefetcher ahead(loader, 4, false);
+  for (int i = 0; i < 7; ++i) ahead.next();
+  // Whatever the thread has read meanwhile, the state is the one after the 7 batches handed out.
+  for (int wait = 0; wait < 2000 && ahead.read_ahead() < 4; ++wait)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_EQ(ahead.read_ahead(), 4);  // it did read ahead
+  const auto saved = ahead.save_state();
+  EXPECT_EQ(saved.json, plain.save_state().json);
+  BatchLoader again({d / "a.bin"}, o);
+  ember::BatchPrefetcher resumed(again, 2, false);
+  resumed.load_state(saved, "test");
+  for (int i = 0; i < 60; ++i) ASSERT_TRUE(torch::equal(resumed.next(), plain.next())) << i;
+  // Loading into a prefetcher that has read ahead drops what it read.
+  ahead.load_state(saved, "test");
+  BatchLoader check({d / "a.bin"}, o);
+  check.load_state(saved, "test");
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(torch::equal(ahead.next(), check.next())) << i;
+}
+
+TEST(Prefetch, DepthComesFromTheEnvironmentAndABadValueNamesTheVariable) {
+  ::unsetenv("EMBER_PREFETCH_BATCHES");
+  EXPECT_EQ(ember::prefetch_depth_setting(), 2);
+  ::setenv("EMBER_PREFETCH_BATCHES", "0", 1);
+  EXPECT_EQ(ember::prefetch_depth_setting(), 0);
+  for (const char* bad : {"", "two", "-1", "3x", "5000"}) {
+    ::setenv("EMBER_PREFETCH_BATCHES", bad, 1);
+    try {
+      ember::prefetch_depth_setting();
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const ember::UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("EMBER_PREFETCH_BATCHES"), std::string::npos) << e.what();
+    }
+  }
+  ::unsetenv("EMBER_PREFETCH_BATCHES");
 }
 
 TEST(TextEncoder, TextInputsBecomeShardsThroughTheEncoderAndShardsPassThrough) {

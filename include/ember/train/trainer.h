@@ -13,6 +13,7 @@
 #include "ember/run/run_config.h"
 #include "ember/run/run_lock.h"
 #include "ember/run/train_state.h"
+#include "ember/data/batch_prefetcher.h"
 #include "ember/data/loader.h"
 #include "ember/distributed/communicator.h"
 #include "ember/distributed/environment.h"
@@ -92,6 +93,7 @@ class Trainer {
   std::unique_ptr<StopVote> stop_vote_;             // preemption, agreed on by every rank
   std::unique_ptr<RunLock> lock_;
   std::unique_ptr<BatchLoader> train_loader_, val_loader_;
+  std::unique_ptr<BatchPrefetcher> train_batches_;  // train_loader_, read ahead
   std::shared_ptr<LanguageModel> model_;
   std::unique_ptr<ModuleState> model_state_;
   std::unique_ptr<AdamW> optimizer_;

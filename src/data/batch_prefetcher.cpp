@@ -1,0 +1,99 @@
+#include "ember/data/batch_prefetcher.h"
+
+#include <cstdlib>
+#include <string>
+
+#include "ember/util/error.h"
+
+namespace ember {
+
+int64_t prefetch_depth_setting() {
+  const char* v = std::getenv("EMBER_PREFETCH_BATCHES");
+  if (!v) return 2;
+  char* end = nullptr;
+  const long long depth = std::strtoll(v, &end, 10);
+  if (end == v || *end != '\0' || depth < 0 || depth > 1024)
+    throw UsageError(std::string("EMBER_PREFETCH_BATCHES='") + v +
+                     "': expected the number of batches to read ahead, 0 to 1024 (0: none)");
+  return depth;
+}
+
+BatchPrefetcher::BatchPrefetcher(BatchLoader& loader, int64_t depth, bool pin)
+    : loader_(loader), depth_(depth), pin_(pin), position_(loader.save_state()) {}
+
+BatchPrefetcher::~BatchPrefetcher() { stop(); }
+
+at::Tensor BatchPrefetcher::read_one(ComponentState& after) {
+  auto batch = loader_.next();
+  if (pin_) batch = batch.pin_memory();
+  after = loader_.save_state();
+  return batch;
+}
+
+at::Tensor BatchPrefetcher::next() {
+  if (depth_ == 0) return read_one(position_);
+  if (!reader_.joinable()) start();  // lazily: a resume restores the loader before the first read
+  std::unique_lock lock(mutex_);
+  changed_.wait(lock, [&] { return !ready_.empty() || failure_; });
+  if (ready_.empty()) std::rethrow_exception(failure_);  // batches read before a failure still count
+  Ready front = std::move(ready_.front());
+  ready_.pop_front();
+  position_ = std::move(front.after);
+  changed_.notify_all();
+  return front.batch;
+}
+
+void BatchPrefetcher::run() {
+  try {
+    for (;;) {
+      {
+        std::unique_lock lock(mutex_);
+        changed_.wait(lock, [&] { return stopping_ || static_cast<int64_t>(ready_.size()) < depth_; });
+        if (stopping_) return;
+      }
+      Ready item;
+      item.batch = read_one(item.after);  // outside the lock: the consumer takes ready batches meanwhile
+      std::lock_guard lock(mutex_);
+      ready_.push_back(std::move(item));
+      changed_.notify_all();
+    }
+  } catch (...) {
+    std::lock_guard lock(mutex_);
+    failure_ = std::current_exception();
+    changed_.notify_all();
+  }
+}
+
+void BatchPrefetcher::start() {
+  stopping_ = false;
+  reader_ = std::thread([this] { run(); });
+}
+
+void BatchPrefetcher::stop() {
+  if (!reader_.joinable()) return;
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+    changed_.notify_all();
+  }
+  reader_.join();
+}
+
+int64_t BatchPrefetcher::read_ahead() const {
+  std::lock_guard lock(mutex_);
+  return static_cast<int64_t>(ready_.size());
+}
+
+ComponentState BatchPrefetcher::save_state() const { return position_; }
+
+// The batches read ahead belong to the old position: dropped, and reading starts again from the
+// restored one.
+void BatchPrefetcher::load_state(const ComponentState& state, const std::string& where) {
+  stop();
+  ready_.clear();
+  failure_ = nullptr;
+  loader_.load_state(state, where);
+  position_ = loader_.save_state();
+}
+
+}  // namespace ember
