@@ -99,7 +99,7 @@ build_limit=$(budget 330)
 [ "$build_only" = 1 ] && build_limit=7200
 timeout "$build_limit" cmake --build "$build" -j "$(nproc)" --target ember ember_gpu_lev_kernels \
   ember_gpu_rope_kernel ember_gpu_xent_kernel ember_gpu_device_memory ember_gpu_fused_projections ember_gpu_swiglu_gate \
-  ember_gpu_nccl_collectives ember_lev_gpu_check \
+  ember_gpu_rms_norm ember_gpu_nccl_collectives ember_lev_gpu_check \
   ember_sdpa_gpu_check ember_ops \
   || { echo "gpu_check: the build failed or ran past ${build_limit} s"; exit 1; }
 echo "build: $((SECONDS - build_start)) s"
@@ -187,6 +187,7 @@ check timeout "$(budget 30)" "$build/tests/gpu/ember_gpu_xent_kernel"
 check timeout "$(budget 30)" "$build/tests/gpu/ember_gpu_device_memory"
 check timeout "$(budget 30)" "$build/tests/gpu/ember_gpu_fused_projections"
 check timeout "$(budget 30)" "$build/tests/gpu/ember_gpu_swiglu_gate"
+check timeout "$(budget 30)" "$build/tests/gpu/ember_gpu_rms_norm"
 check timeout "$(budget 60)" "$build/tests/gpu/ember_gpu_nccl_collectives"
 check timeout "$(budget 30)" "$build/bench/ember_lev_gpu_check"
 check timeout "$(budget 60)" "$build/bench/ember_sdpa_gpu_check"

@@ -8,9 +8,10 @@
 #   EMBER_GPU_ROUNDS       rounds of each comparison (default 2)
 #   EMBER_GPU_LEV_ROUNDS   rounds of the second (default EMBER_GPU_ROUNDS; 0 skips it)
 #   EMBER_GPU_CONTENDERS   which of the first comparison's sides run (default "ember unfused separate atengate
-#                          eager compile profile"): "unfused" is ember with its ATen loss-head pass (EMBER_FUSED_LOSS=0),
+#                          atennorm eager compile profile"): "unfused" is ember with its ATen loss-head pass (EMBER_FUSED_LOSS=0),
 #                          "separate" ember with one linear per projection weight (EMBER_FUSED_PROJECTIONS=0),
 #                          "atengate" ember with ATen's silu and mul for the SwiGLU gate (EMBER_FUSED_SWIGLU=0),
+#                          "atennorm" ember with ATen's add and rms_norm (EMBER_FUSED_NORM=0),
 #                          "ondemand" (not in the default) ember reading each batch when the step asks for it
 #                          (EMBER_PREFETCH_BATCHES=0: no thread, no pinned memory),
 #                          so each fusion's gain is read in the same rounds; "profile" one more ember run
@@ -18,7 +19,7 @@
 #                          "tapered" also one run of configs/tapered/1.3b.yaml (4 x 4096)
 rounds="${EMBER_GPU_ROUNDS:-2}"
 lev_rounds="${EMBER_GPU_LEV_ROUNDS:-$rounds}"
-contenders=" ${EMBER_GPU_CONTENDERS:-ember unfused separate atengate eager compile profile} "
+contenders=" ${EMBER_GPU_CONTENDERS:-ember unfused separate atengate atennorm eager compile profile} "
 big=(-c "$here/configs/leviathan/1.2b.yaml")
 
 reference() {  # round mode: bench/reference_train.py on the GPU; its JSON line in $work/python_<mode>_r<round>.json
@@ -37,15 +38,15 @@ def load(name):  # None: not run (not among EMBER_GPU_CONTENDERS); {}: it ran an
     return (json.load(open(p)) if os.path.getsize(p) else {}) if os.path.exists(p) else None
 runs = {r: {"ember": load(f"tied_1.2b_r{r}"), "unfused": load(f"tied_unfused_1.2b_r{r}"),
             "separate": load(f"tied_separate_1.2b_r{r}"), "atengate": load(f"tied_atengate_1.2b_r{r}"),
-            "ondemand": load(f"tied_ondemand_1.2b_r{r}"),
+            "atennorm": load(f"tied_atennorm_1.2b_r{r}"), "ondemand": load(f"tied_ondemand_1.2b_r{r}"),
             "eager": load(f"python_eager_r{r}"), "compile": load(f"python_compile_r{r}")}
         for r in range(1, rounds + 1)}
-print("| round | ember tok/s (peak GiB) | ember, ATen loss pass | ember, separate projections | ember, ATen SwiGLU gate | ember, batches on demand | python eager, fused AdamW | python torch.compile | ember / eager | ember / compile |")
-print("|---|---|---|---|---|---|---|---|---|---|")
+print("| round | ember tok/s (peak GiB) | ember, ATen loss pass | ember, separate projections | ember, ATen SwiGLU gate | ember, ATen norms | ember, batches on demand | python eager, fused AdamW | python torch.compile | ember / eager | ember / compile |")
+print("|---|---|---|---|---|---|---|---|---|---|---|")
 ratios = {"eager": [], "compile": []}
 for r, c in runs.items():
     cell = lambda x: "not run" if x is None else "failed" if not x else f"{x['tokens_per_s']:,.0f} ({x.get('peak_allocated_gib') or float('nan'):.1f})"
-    row = [str(r), cell(c["ember"]), cell(c["unfused"]), cell(c["separate"]), cell(c["atengate"]), cell(c["ondemand"]),
+    row = [str(r), cell(c["ember"]), cell(c["unfused"]), cell(c["separate"]), cell(c["atengate"]), cell(c["atennorm"]), cell(c["ondemand"]),
            cell(c["eager"]),
            cell(c["compile"])]
     for k in ("eager", "compile"):
@@ -65,6 +66,7 @@ fusion_switch() {  # the variable that turns the contender's fusion off; fails f
     unfused) echo EMBER_FUSED_LOSS ;;
     separate) echo EMBER_FUSED_PROJECTIONS ;;
     atengate) echo EMBER_FUSED_SWIGLU ;;
+    atennorm) echo EMBER_FUSED_NORM ;;
     ondemand) echo EMBER_PREFETCH_BATCHES ;;
     *) return 1 ;;
   esac
@@ -72,8 +74,8 @@ fusion_switch() {  # the variable that turns the contender's fusion off; fails f
 
 say "ember against Python (fused AdamW; torch.compile) at 1.2B tied, bf16, 8 x 2048: $rounds rounds"
 for r in $(seq 1 "$rounds"); do
-  order=(ember unfused separate atengate ondemand eager compile)
-  ((r % 2 == 0)) && order=(compile eager ondemand atengate separate unfused ember)
+  order=(ember unfused separate atengate atennorm ondemand eager compile)
+  ((r % 2 == 0)) && order=(compile eager ondemand atennorm atengate separate unfused ember)
   for c in "${order[@]}"; do
     [[ "$contenders" == *" $c "* ]] || continue
     if [ "$c" = ember ]; then check big_run "tied_1.2b_r$r" 200376 "${big[@]}" -c "$here/configs/leviathan/tied.yaml"

@@ -2,7 +2,8 @@
 # One fusion on against off, by its switch: SWITCH=1 against SWITCH=0 for a whole training step of
 # ember_train_bench, each run its own process, rounds alternating on / off (ABAB), fp32 and bf16
 # autocast. SWITCH: EMBER_FUSED_PROJECTIONS (model/fused_projections.h: q, k, v in one GEMM, gate
-# and up in one; the default) or EMBER_FUSED_SWIGLU (model/swiglu_gate.h: the SwiGLU gate as one
+# and up in one; the default), EMBER_FUSED_NORM (model/norm.h: RMSNorm with its residual add, one
+# pass each way) or EMBER_FUSED_SWIGLU (model/swiglu_gate.h: the SwiGLU gate as one
 # kernel each way). Prints a Markdown row per shape and precision: median tokens/s of each, and
 # the per-round ratio.
 # Usage: bench/run_fusion.sh [BUILD_DIR] [ROUNDS] [STEPS] [SWITCH]

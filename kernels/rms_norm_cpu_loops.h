@@ -1,21 +1,28 @@
-// Inner loops of the fused CPU RMSNorm (no ATen) over a range of rows of x [rows, D] (contiguous):
-// y = x r g with r = 1 / sqrt(mean_j x_j^2 + eps), and its gradient. The caller splits rows across
-// threads. Built with -O3 and cloned for AVX2+FMA and AVX-512.
+// Inner loops of the fused CPU RMSNorm with its residual add (math: kernels/rms_norm_math.h; no
+// ATen) over a range of rows [r0, r1) of contiguous [rows, D] arrays. The caller splits rows across
+// threads. Built with -O3 and cloned for AVX2+FMA and AVX-512. One overload per storage combination
+// of (stream, m and dm, y and dy): (float, float, float), (float, Bf16, float), (float, float, Bf16),
+// (float, Bf16, Bf16), (double, double, double).
 #pragma once
 #include <cstdint>
 
+#include "kernels/rms_norm_math.h"
+
 namespace ember::rms_norm::cpu {
 
-// y rows and r[row] for rows [r0, r1).
-void forward_rows(const float* x, const float* g, float* y, float* r, int64_t D, double eps, int64_t r0, int64_t r1);
-void forward_rows(const double* x, const double* g, double* y, double* r, int64_t D, double eps, int64_t r0,
-                  int64_t r1);
-
-// dx rows for rows [r0, r1), and dg += sum over those rows of dy x r (in fp64: many rows):
-//   dx_i = r (g_i dy_i) - r^3 x_i / D * sum_j x_j g_j dy_j.
-void backward_rows(const float* dy, const float* x, const float* g, const float* r, float* dx, double* dg, int64_t D,
-                   int64_t r0, int64_t r1);
-void backward_rows(const double* dy, const double* x, const double* g, const double* r, double* dx, double* dg,
-                   int64_t D, int64_t r0, int64_t r1);
+// Forward: h = x + m when m is given (else h is x and is not written), y, and r[row].
+// Backward: dx (and dm, when given, in m's type); dg += sum over the rows of dy h r, in fp64. dh may
+// be null (no gradient along the stream).
+#define EMBER_RMS_NORM_ROWS(S, M, Y)                                                                              \
+  void forward_rows(const S* x, const M* m, const S* g, S* h, Y* y, S* r, const Shape& shape, int64_t r0,        \
+                    int64_t r1);                                                                                  \
+  void backward_rows(const S* dh, const Y* dy, const S* h, const S* g, const S* r, S* dx, M* dm, double* dg,     \
+                     const Shape& shape, int64_t r0, int64_t r1);
+EMBER_RMS_NORM_ROWS(float, float, float)
+EMBER_RMS_NORM_ROWS(float, Bf16, float)
+EMBER_RMS_NORM_ROWS(float, float, Bf16)
+EMBER_RMS_NORM_ROWS(float, Bf16, Bf16)
+EMBER_RMS_NORM_ROWS(double, double, double)
+#undef EMBER_RMS_NORM_ROWS
 
 }  // namespace ember::rms_norm::cpu

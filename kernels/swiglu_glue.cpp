@@ -4,13 +4,13 @@
 #include "kernels/swiglu.h"
 
 #include <ATen/Parallel.h>
-#include <ATen/record_function.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <vector>
 
 #include "ember/util/error.h"
+#include "kernels/recorded_op.h"
 #include "kernels/swiglu_cpu_loops.h"
 
 #ifdef EMBER_WITH_CUDA
@@ -22,6 +22,8 @@
 
 namespace ember::swiglu {
 namespace {
+
+using kernels::RecordedOp;
 
 bool fused_dtype(const at::Tensor& t) {
   const auto s = t.scalar_type();
@@ -111,19 +113,6 @@ void require_supported(const at::Tensor& a, const at::Tensor& b) {
                             c10::toString(a.scalar_type()), fmt::join(a.sizes(), "x"), c10::toString(b.scalar_type()),
                             fmt::join(b.sizes(), "x"), a.device().str()));
 }
-
-// An op to the observers of ATen's ops for the scope of the call: named in a profile, and the
-// non-finite trace (model/nonfinite_trace.h) sees its inputs and outputs like any other op's.
-struct RecordedOp {
-  std::vector<c10::IValue> inputs;
-  at::RecordFunction record{at::RecordScope::FUNCTION};
-  RecordedOp(const char* name, std::vector<c10::IValue> in) : inputs(std::move(in)) {
-    if (record.isActive()) record.before(name, &inputs);
-  }
-  void outputs(std::vector<c10::IValue> out) {
-    if (record.isActive() && record.needsOutputs()) record.setOutputs(std::move(out));
-  }
-};
 
 }  // namespace
 

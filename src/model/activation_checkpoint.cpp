@@ -12,47 +12,60 @@ namespace {
 
 // The block to rerun, kept in the autograd context.
 struct Rerun : torch::CustomClassHolder {
-  explicit Rerun(BlockFn f) : fn(std::move(f)) {}
-  BlockFn fn;
+  explicit Rerun(StreamFn f) : fn(std::move(f)) {}
+  StreamFn fn;
 };
 
 struct Checkpoint : torch::autograd::Function<Checkpoint> {
-  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& x, const BlockFn& fn) {
+  static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx, at::TensorList inputs,
+                                                const StreamFn& fn) {
     ctx->saved_data["fn"] = c10::IValue::make_capsule(c10::make_intrusive<Rerun>(fn));
-    ctx->saved_data["autocast"] = autocast_enabled(x.device());
-    ctx->save_for_backward({x});
-    return fn(x);  // no graph: Function::apply runs forward with gradients off
+    ctx->saved_data["autocast"] = autocast_enabled(inputs[0].device());
+    ctx->save_for_backward(inputs.vec());
+    return fn(inputs.vec());  // no graph: Function::apply runs forward with gradients off
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grad_out) {
-    const auto x = ctx->get_saved_variables()[0];
+    const auto saved = ctx->get_saved_variables();
     const auto rerun = c10::static_intrusive_pointer_cast<Rerun>(ctx->saved_data["fn"].toCapsule());
-    at::Tensor input = x.detach().requires_grad_(x.requires_grad());
+    std::vector<at::Tensor> inputs;
+    for (const auto& x : saved) inputs.push_back(x.detach().requires_grad_(x.requires_grad()));
     torch::AutoGradMode grad_on(true);
-    at::Tensor y;
+    std::vector<at::Tensor> outputs;
     {  // the recompute under the forward's autocast state, on this (autograd) thread; its backward
        // under the caller's, as every other block's (PyTorch's checkpoint does the same)
       std::optional<AutocastScope> amp;
       std::optional<NoAutocastScope> no_amp;
       if (ctx->saved_data["autocast"].toBool())
-        amp.emplace(x.device(), true);
+        amp.emplace(saved[0].device(), true);
       else
-        no_amp.emplace(x.device());
-      y = rerun->fn(input);
+        no_amp.emplace(saved[0].device());
+      outputs = rerun->fn(inputs);
     }
-    torch::autograd::backward({y}, {grad_out[0]});  // parameters' gradients accumulate here
-    return {input.requires_grad() ? input.grad() : at::Tensor(), at::Tensor()};
+    std::vector<at::Tensor> roots, grads;  // the outputs a gradient reached
+    for (size_t i = 0; i < outputs.size(); ++i)
+      if (grad_out[i].defined() && outputs[i].requires_grad()) roots.push_back(outputs[i]), grads.push_back(grad_out[i]);
+    if (!roots.empty()) torch::autograd::backward(roots, grads);  // parameters' gradients accumulate here
+    torch::autograd::variable_list result;
+    for (const auto& in : inputs) result.push_back(in.requires_grad() ? in.grad() : at::Tensor());
+    result.emplace_back();  // fn
+    return result;
   }
 };
 
 }  // namespace
 
+std::vector<at::Tensor> checkpointed(const StreamFn& fn, std::vector<at::Tensor> inputs) {
+  if (!at::GradMode::is_enabled()) return fn(inputs);  // evaluation: nothing to save
+  // The graph hangs on the inputs: a first input that needs no gradient (a frozen embedding) gets a
+  // leaf that does, so the block's parameters still receive theirs.
+  if (!inputs.front().requires_grad()) inputs.front() = inputs.front().detach().requires_grad_();
+  return Checkpoint::apply(at::TensorList(inputs), fn);
+}
+
 at::Tensor checkpointed(const BlockFn& fn, const at::Tensor& x) {
-  if (!at::GradMode::is_enabled()) return fn(x);  // evaluation: nothing to save
-  // The graph hangs on x: an input that needs no gradient (a frozen embedding) gets a leaf that
-  // does, so the block's parameters still receive theirs.
-  return Checkpoint::apply(x.requires_grad() ? x : x.detach().requires_grad_(), fn);
+  return checkpointed([&fn](const std::vector<at::Tensor>& in) { return std::vector<at::Tensor>{fn(in[0])}; }, {x})[0];
 }
 
 }  // namespace ember

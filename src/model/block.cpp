@@ -1,7 +1,11 @@
 #include "ember/model/block.h"
 
+#include "ember/model/autocast.h"
 #include "ember/model/feed_forward.h"
 #include "ember/model/nonfinite_trace.h"
+
+#include <optional>
+#include <tuple>
 
 namespace ember {
 
@@ -14,20 +18,40 @@ Block::Block(const ModelConfig& cfg, int64_t layer, int64_t d_ff) {
 }
 
 at::Tensor Block::forward(const at::Tensor& x, const Rope& rope, BlockTrace* trace, const ChainContext& context) {
-  at::Tensor normed, mixed;
+  if (!trace) {
+    const auto [stream, last] = forward_unadded(x, {}, rope, context);
+    return stream + last;
+  }
+  at::Tensor normed, mixed, h;  // h = x + mixed, added in the chain's first norm
   {
     TraceScope scope("mixer");
     normed = mixer_norm_->forward(x);
     mixed = mixer_->forward(normed, rope);
   }
-  auto h = x + mixed;
-  auto out = chain_->forward(h, context);
-  if (trace) *trace = {x, mixed, h, out - h, normed};
+  auto out = chain_->forward(x, mixed, context, nullptr, &h);
+  *trace = {x, mixed, h, out - h, normed};
   return out;
 }
 
+std::pair<at::Tensor, at::Tensor> Block::forward_unadded(const at::Tensor& x, const at::Tensor& pending,
+                                                         const Rope& rope, const ChainContext& context) {
+  at::Tensor stream = x, normed, mixed;
+  {
+    TraceScope scope("mixer");
+    if (pending.defined()) {
+      std::optional<at::ScalarType> low;
+      if (mixer_->reads_input_through_projections() && autocast_enabled(x.device())) low = autocast_dtype(x.device());
+      std::tie(stream, normed) = mixer_norm_->add_forward(x, pending, low);
+    } else {
+      normed = mixer_norm_->forward(x);
+    }
+    mixed = mixer_->forward(normed, rope);
+  }
+  return chain_->forward_unadded(stream, mixed, context);
+}
+
 at::Tensor Block::decode(const at::Tensor& x, const Rope& rope, BlockState& state, const ChainContext& context) {
-  return chain_->forward(x + mixer_->decode(mixer_norm_->forward(x), rope, state.mixer), context, &state.chain);
+  return chain_->forward(x, mixer_->decode(mixer_norm_->forward(x), rope, state.mixer), context, &state.chain);
 }
 
 double Block::activation_bytes_per_token(int64_t elem) const {

@@ -3,6 +3,7 @@
 #include <ATen/record_function.h>
 
 #include <algorithm>
+#include <tuple>
 
 #include "ember/model/activation_checkpoint.h"
 #include "ember/model/init.h"
@@ -31,23 +32,32 @@ at::Device LanguageModel::device() const { return final_norm_->parameters().fron
 
 at::Tensor LanguageModel::head_weight() const { return head_.defined() ? head_ : embedding_->tied_table(); }
 
+// Each block's last residual add is made in the next norm's pass (Block::forward_unadded), the last
+// block's in the final norm's; a checkpointed block reruns the same.
 at::Tensor LanguageModel::hidden(const at::Tensor& ids) {
   const auto context = chain_context(parts(), ids);
   auto x = [&] {
     TraceScope scope("embedding");
     return embedding_->forward(ids);
   }();
+  at::Tensor pending;
   for (size_t l = 0; l < blocks_.size(); ++l) {
     Block* block = blocks_[l].get();
     TraceScope scope("layers", static_cast<int64_t>(l));
-    if (!recompute_.empty() && recompute_[l])
-      x = checkpointed(
-          [block, this, context](const at::Tensor& in) { return block->forward(in, rope_, nullptr, context); }, x);
-    else
-      x = block->forward(x, rope_, nullptr, context);
+    if (!recompute_.empty() && recompute_[l]) {
+      auto rerun = [block, this, context](const std::vector<at::Tensor>& in) {
+        const auto [stream, last] = block->forward_unadded(in[0], in.size() > 1 ? in[1] : at::Tensor(), rope_, context);
+        return std::vector<at::Tensor>{stream, last};
+      };
+      const auto out = checkpointed(rerun, pending.defined() ? std::vector<at::Tensor>{x, pending}
+                                                             : std::vector<at::Tensor>{x});
+      x = out[0], pending = out[1];
+    } else {
+      std::tie(x, pending) = block->forward_unadded(x, pending, rope_, context);
+    }
   }
   TraceScope scope("final_norm");
-  return final_norm_->forward(x);
+  return pending.defined() ? final_norm_->add_forward(x, pending).second : final_norm_->forward(x);
 }
 
 ModelParts LanguageModel::parts() {

@@ -1,65 +1,94 @@
 #include "ember/model/norm.h"
 
-#include <ATen/Dispatch.h>
-#include <ATen/Parallel.h>
 #include <torch/autograd.h>
 
-#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
 
 #include "ember/model/init.h"
-#include "kernels/rms_norm_cpu_loops.h"
+#include "kernels/rms_norm.h"
 
 namespace ember {
 namespace {
 
-int64_t row_grain(int64_t D) { return std::max<int64_t>(1, 16384 / D); }
+std::atomic<bool>& fused_setting() {  // EMBER_FUSED_NORM=0: ATen's ops
+  static std::atomic<bool> on{[] {
+    const char* v = std::getenv("EMBER_FUSED_NORM");
+    return !(v && std::strcmp(v, "0") == 0);
+  }()};
+  return on;
+}
 
-// One pass forward, one backward (kernels/rms_norm_cpu_loops.h); saves x and the per-row 1/rms.
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+// The gradients of the fused pass (kernels/rms_norm.h) from those of h (along the stream; undefined
+// without m or when h went unused) and of y, with what forward saved: h (x without m), g, 1/rms.
+rms_norm::Backward fused_backward(AutogradContext* ctx, const at::Tensor& dh, at::Tensor dy) {
+  const auto saved = ctx->get_saved_variables();
+  if (!dy.defined()) dy = at::zeros_like(saved[0]);  // only h was used
+  const auto m_type = static_cast<at::ScalarType>(ctx->saved_data["m_type"].toInt());
+  return rms_norm::backward(dh, dy, saved[0], saved[1], saved[2], m_type);
+}
+
+// y = RMSNorm(x) g in one pass each way; saves x, g and the per-row 1/rms.
 struct FusedRmsNorm : torch::autograd::Function<FusedRmsNorm> {
-  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& x, const at::Tensor& g,
-                            double eps) {
-    const int64_t D = x.size(-1), rows = x.numel() / D;
-    auto y = at::empty_like(x), r = at::empty({rows}, x.options());
-    AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "rms_norm", [&] {
-      at::parallel_for(0, rows, row_grain(D), [&](int64_t r0, int64_t r1) {
-        rms_norm::cpu::forward_rows(x.const_data_ptr<scalar_t>(), g.const_data_ptr<scalar_t>(),
-                                    y.mutable_data_ptr<scalar_t>(), r.mutable_data_ptr<scalar_t>(), D, eps, r0, r1);
-      });
-    });
-    ctx->save_for_backward({x, g, r});
-    return y;
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x_in, const at::Tensor& g, double eps) {
+    const auto x = x_in.contiguous();
+    auto f = rms_norm::forward(x, {}, g, eps, x.scalar_type());
+    ctx->save_for_backward({x, g, f.r});
+    ctx->saved_data["m_type"] = static_cast<int64_t>(x.scalar_type());
+    return f.y;
   }
-  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
-                                                 torch::autograd::variable_list grads) {
-    const auto saved = ctx->get_saved_variables();
-    const auto &x = saved[0], &g = saved[1], &r = saved[2];
-    const auto dy = grads[0].contiguous();
-    const int64_t D = x.size(-1), rows = x.numel() / D;
-    auto dx = at::empty_like(x);
-    auto partial = at::zeros({at::get_num_threads(), D}, x.options().dtype(at::kDouble));  // dg per thread
-    AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "rms_norm_backward", [&] {
-      at::parallel_for(0, rows, row_grain(D), [&](int64_t r0, int64_t r1) {
-        rms_norm::cpu::backward_rows(dy.const_data_ptr<scalar_t>(), x.const_data_ptr<scalar_t>(),
-                                     g.const_data_ptr<scalar_t>(), r.const_data_ptr<scalar_t>(),
-                                     dx.mutable_data_ptr<scalar_t>(),
-                                     partial.mutable_data_ptr<double>() + at::get_thread_num() * D, D, r0, r1);
-      });
-    });
-    return {dx, partial.sum(0).to(g.scalar_type()), {}};
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    auto b = fused_backward(ctx, {}, grads[0]);
+    return {b.dx, b.dg, {}};
   }
 };
 
+// {h, y} = {x + m, RMSNorm(x + m) g} in one pass each way, y in y_type; saves h, g and the per-row
+// 1/rms. Backward adds the stream's gradient of h into the norm's: dx, and dm (in m's type).
+struct FusedAddRmsNorm : torch::autograd::Function<FusedAddRmsNorm> {
+  static variable_list forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& m, const at::Tensor& g,
+                               double eps, int64_t y_type) {
+    auto f = rms_norm::forward(x, m, g, eps, static_cast<at::ScalarType>(y_type));
+    ctx->save_for_backward({f.h, g, f.r});
+    ctx->saved_data["m_type"] = static_cast<int64_t>(m.scalar_type());
+    return {f.h, f.y};
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    auto b = fused_backward(ctx, grads[0], grads[1]);
+    return {b.dx, b.dm.defined() ? b.dm : b.dx, b.dg, {}, {}};
+  }
+};
+
+at::Tensor aten_norm(const at::Tensor& x, const at::Tensor& g, double eps) {
+  return at::rms_norm(x, {x.size(-1)}, g, eps);
+}
+
 }  // namespace
+
+bool fused_norm() { return fused_setting().load(); }
+bool set_fused_norm(bool on) { return fused_setting().exchange(on); }
 
 RMSNorm::RMSNorm(int64_t dim, double eps) : eps_(eps) { weight_ = register_parameter("weight", ones_parameter({dim})); }
 
-// The fused CPU pass where it applies (contiguous, gain and input of one floating type); ATen's
-// rms_norm elsewhere (GPUs, bf16 inputs, the meta device).
 at::Tensor RMSNorm::forward(const at::Tensor& x) {
-  const bool fused = x.is_cpu() && x.is_contiguous() && x.scalar_type() == weight_.scalar_type() &&
-                     (x.scalar_type() == at::kFloat || x.scalar_type() == at::kDouble);
-  if (fused) return FusedRmsNorm::apply(x, weight_, eps_);
-  return at::rms_norm(x, {x.size(-1)}, weight_, eps_);
+  if (!fused_norm() || !rms_norm::fused_supported(x, {}, weight_, x.scalar_type())) return aten_norm(x, weight_, eps_);
+  return FusedRmsNorm::apply(x, weight_, eps_);
+}
+
+std::pair<at::Tensor, at::Tensor> RMSNorm::add_forward(const at::Tensor& x, const at::Tensor& m,
+                                                       std::optional<at::ScalarType> y_type) {
+  const auto out = y_type.value_or(x.scalar_type());
+  if (!fused_norm() || !rms_norm::fused_supported(x, m, weight_, out)) {
+    auto h = x + m;
+    auto y = aten_norm(h, weight_, eps_);
+    return {h, y.scalar_type() == out ? y : y.to(out)};
+  }
+  auto hy = FusedAddRmsNorm::apply(x, m, weight_, eps_, static_cast<int64_t>(out));
+  return {hy[0], hy[1]};
 }
 
 at::Tensor RMSNorm::reference(const at::Tensor& x) {

@@ -8,9 +8,9 @@
 
 #include <iostream>
 
-#include "ember/model/lm.h"
 #include "ember/model/swiglu_gate.h"
 #include "kernels/swiglu.h"
+#include "tests/gpu/fusion_model_check.h"
 #include "tests/gpu/gpu_precondition.h"
 
 namespace {
@@ -54,30 +54,6 @@ bool kernels_match() {
   return ok;
 }
 
-bool model_matches() {
-  ember::ModelConfig c;
-  c.vocab_size = 512, c.d_model = 256, c.n_layers = 2, c.n_heads = 8, c.max_seq_len = 256, c.mlp.d_ff = 688;
-  torch::manual_seed(2);
-  ember::LanguageModel m(c);
-  m.to(at::kCUDA);
-  const auto ids = torch::randint(0, 512, {4, 128}, torch::kLong).cuda();
-  auto grads = [&](bool fused) {
-    const bool was = ember::set_fused_swiglu(fused);
-    m.zero_grad();
-    auto loss = m.loss(ids, ids.roll(1, 1));
-    loss.backward();
-    std::vector<at::Tensor> out{loss.detach().cpu()};
-    for (const auto& p : m.parameters()) out.push_back(p.grad().cpu());
-    ember::set_fused_swiglu(was);
-    return out;
-  };
-  const auto fused = grads(true), aten = grads(false);
-  double worst = 0.0;
-  for (size_t i = 0; i < fused.size(); ++i) worst = std::max(worst, relative(fused[i], aten[i]));
-  std::cout << "fp32 model, fused gate vs ATen's: worst relative difference " << worst << " (tolerance 1e-4)\n";
-  return worst < 1e-4;
-}
-
 }  // namespace
 
 int main() {
@@ -86,7 +62,7 @@ int main() {
     std::cout << "FAIL: gpu.swiglu_gate: a CUDA device but no SwiGLU kernel for it in this build\n";
     return 1;
   }
-  const bool ok = kernels_match() && model_matches();
+  const bool ok = kernels_match() && fused_model_matches("fused gate", ember::set_fused_swiglu);
   std::cout << (ok ? "OK" : "FAIL") << "\n";
   return ok ? 0 : 1;
 }

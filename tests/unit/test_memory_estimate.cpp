@@ -29,7 +29,7 @@ TEST(MemoryEstimate, MatchesTheClosedFormOfWhatEachPartKeeps) {
   EXPECT_DOUBLE_EQ(m.gradients, 4 * P);
   EXPECT_DOUBLE_EQ(m.optimizer, 8 * P);
   EXPECT_DOUBLE_EQ(m.autocast_copies, 0);
-  // fp32 per block and token: two RMSNorms (input + output, 4 bytes each), attention (q, k, v, out,
+  // fp32 per block and token: two RMSNorms (the input it keeps, the output the next matmul keeps), attention (q, k, v, out,
   // W_O input + fp32 log-sum-exp per head), SwiGLU (gate, up, product: the fused gate keeps no SiLU)
   const double block32 = 2 * 8 * d + (5 * 4 * d + 4 * H) + 3 * 4 * f;
   EXPECT_DOUBLE_EQ(m.activations_per_block_token, block32);
@@ -37,7 +37,8 @@ TEST(MemoryEstimate, MatchesTheClosedFormOfWhatEachPartKeeps) {
   EXPECT_DOUBLE_EQ(m.loss, N * d * 4 + 4 * V * d + N * V * 4);  // fused: one chunk of fp32 logits
   o.precision = ember::Precision::bf16;
   auto b = ember::estimate_training_memory(c, o);
-  const double block16 = 2 * (8 * d + 2 * d) + (5 * 2 * d + 4 * H) + 3 * 2 * f;
+  // bf16: each norm keeps its fp32 input and the bf16 copy of its output the next matmul reads
+  const double block16 = 2 * (4 * d + 2 * d) + (5 * 2 * d + 4 * H) + 3 * 2 * f;
   EXPECT_DOUBLE_EQ(b.activations, N * (L * block16 + block16 + 8 * d));
   EXPECT_DOUBLE_EQ(b.autocast_copies, 2 * (P - L * 2 * d - d));  // every matrix (norm gains are 1-D)
   EXPECT_DOUBLE_EQ(b.gradient_buckets, 0);                       // one process: no buckets

@@ -10,6 +10,7 @@
 #include "ember/model/lm.h"
 #include "ember/model/swiglu_gate.h"
 #include "kernels/swiglu.h"
+#include "model_gradients.h"
 #include "test_helpers.h"
 
 namespace swiglu_gate {
@@ -113,19 +114,10 @@ TEST(SwiGLUGate, TheHalvesGradientsAreOneBuffer) {
 // A model's loss and every parameter's gradient with the fused gate (and the projections stacked,
 // so the gate writes the stacked projection's gradient as one buffer) against ATen's ops unstacked.
 TEST(SwiGLUGate, TheMlpInAModelEqualsTheUnfusedOne) {
-  ember::ModelConfig c;
-  c.vocab_size = 40, c.d_model = 32, c.n_layers = 2, c.n_heads = 4, c.max_seq_len = 32, c.mlp.d_ff = 48;
   auto grads = [&](bool fused) {
     Switch gate(fused);
     const auto was = ember::set_fused_projections(fused ? ember::FusedProjections::on : ember::FusedProjections::off);
-    torch::manual_seed(2);
-    ember::LanguageModel m(c);
-    m.to(at::kDouble);
-    const auto tokens = torch::randint(0, 40, {4, 33});
-    auto loss = m.loss(tokens.narrow(1, 0, 32), tokens.narrow(1, 1, 32));
-    loss.backward();
-    std::vector<at::Tensor> out{loss.detach()};
-    for (const auto& p : m.parameters()) out.push_back(p.grad());
+    auto out = ember::testing::small_model_loss_and_gradients();
     ember::set_fused_projections(was);
     return out;
   };

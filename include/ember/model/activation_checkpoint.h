@@ -8,11 +8,17 @@
 #include <ATen/ATen.h>
 
 #include <functional>
+#include <vector>
 
 namespace ember {
 
 using BlockFn = std::function<at::Tensor(const at::Tensor&)>;
+// Several tensors in and out: a block that takes the stream and the addition still pending on it,
+// and hands on its own (LanguageModel::hidden). Every input defined; gradients reach each input
+// from the outputs a gradient reached.
+using StreamFn = std::function<std::vector<at::Tensor>(const std::vector<at::Tensor>&)>;
 
 at::Tensor checkpointed(const BlockFn& fn, const at::Tensor& x);
+std::vector<at::Tensor> checkpointed(const StreamFn& fn, std::vector<at::Tensor> inputs);
 
 }  // namespace ember

@@ -4,6 +4,8 @@
 #pragma once
 #include <torch/nn/module.h>
 
+#include <utility>
+
 #include "ember/model/mixer.h"
 #include "ember/model/mlp_chain.h"
 #include "ember/model/norm.h"
@@ -31,6 +33,11 @@ class Block : public torch::nn::Module {
   // `context`: what the chain reads besides its input (model/mlp_chain.h; none: a static chain).
   at::Tensor forward(const at::Tensor& x, const Rope& rope, BlockTrace* trace = nullptr,
                      const ChainContext& context = {});
+  // The block on the stream x + pending (pending: what the block before added last, not yet added;
+  // undefined: none), as {stream, addition} before its own last addition: forward() is their sum.
+  // The additions are made in the passes of the norms that read the stream (model/norm.h).
+  std::pair<at::Tensor, at::Tensor> forward_unadded(const at::Tensor& x, const at::Tensor& pending, const Rope& rope,
+                                                    const ChainContext& context = {});
   // The next tokens of sequences whose earlier ones `state` holds (Mixer::decode); `context` is the
   // chain's for the positions before the new tokens.
   at::Tensor decode(const at::Tensor& x, const Rope& rope, BlockState& state, const ChainContext& context = {});

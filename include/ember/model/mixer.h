@@ -37,6 +37,9 @@ class Mixer : public torch::nn::Module {
   virtual double activation_bytes_per_token(int64_t elem) const = 0;
   // The memory the mixer writes as it reads, for diagnostics; null: it keeps none (model/mixer_memory.h).
   virtual const MixerMemory* memory() const { return nullptr; }
+  // Whether forward reads its input only through projections, which cast it to the autocast dtype
+  // anyway: the block's norm then writes it in that dtype (model/norm.h). False keeps it fp32.
+  virtual bool reads_input_through_projections() const { return false; }
 };
 
 // What every mixer is built from: the chassis sizes of its layer and the seam's config (a factory

@@ -6,6 +6,7 @@
 #include <torch/nn/module.h>
 
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "ember/model/mlp.h"
@@ -33,10 +34,18 @@ class MlpChain {
   // Registers mlp_norm, mlp (and mlp_norm_l, mlp_l for l >= 1) in `owner`, the block, in that order.
   MlpChain(torch::nn::Module& owner, const FeedForwardContext& ctx, const std::vector<int64_t>& widths);
   virtual ~MlpChain() = default;
-  // The stream after every MLP of the chain, for h [B, T, D]. `state` is given when decoding (the
-  // next tokens of sequences whose earlier ones it holds; made on the first call that needs one).
-  at::Tensor forward(const at::Tensor& h, const ChainContext& context = {},
-                     std::unique_ptr<ChainState>* state = nullptr);
+  // The stream after every MLP of the chain, for the stream h = x + added [B, T, D] (`added`: the
+  // block's mixer output, added in the first norm's pass; undefined: h is x). `state` is given when
+  // decoding (the next tokens of sequences whose earlier ones it holds; made on the first call that
+  // needs one). `stream`, when given, receives h.
+  at::Tensor forward(const at::Tensor& x, const at::Tensor& added, const ChainContext& context = {},
+                     std::unique_ptr<ChainState>* state = nullptr, at::Tensor* stream = nullptr);
+  // The same as {stream, addition} before the last MLP's output is added: forward() is their sum,
+  // and the next block adds them in its norm's pass.
+  std::pair<at::Tensor, at::Tensor> forward_unadded(const at::Tensor& x, const at::Tensor& added,
+                                                    const ChainContext& context = {},
+                                                    std::unique_ptr<ChainState>* state = nullptr,
+                                                    at::Tensor* stream = nullptr);
   virtual TeachNeeds teach_needs() const { return {}; }
   // Forward + backward FLOPs per token of learning in context (0 for a static chain).
   virtual double in_context_flops_per_token() const { return 0.0; }
@@ -50,6 +59,10 @@ class MlpChain {
   virtual at::Tensor level(size_t l, const at::Tensor& u, const at::Tensor& x, const ChainContext& context,
                            ChainState* state);
   virtual std::unique_ptr<ChainState> make_state() const { return nullptr; }
+  // Whether every level reads its normed input only through its projections, which cast it to the
+  // autocast dtype anyway: the norm then writes it in that dtype (a chain that learns in context
+  // reads it in fp32 too, and says no).
+  virtual bool levels_read_through_projections() const { return true; }
   std::vector<std::shared_ptr<RMSNorm>> norms_;
   std::vector<std::shared_ptr<SwiGLU>> mlps_;
 };

@@ -1,14 +1,28 @@
 // RMSNorm(x) = x / sqrt(mean_j x_j^2 + eps) * g   (docs/mixers.md, the chassis), gain init 1, no bias.
+// Fused (kernels/rms_norm.h: one pass forward, one backward, CPU loops and a CUDA kernel sharing
+// their math) wherever the kernels apply, also with the residual add before it: add_forward gives
+// h = x + m and RMSNorm(h) from one read of x and m, and its backward adds the gradient reaching h
+// along the stream into the norm's. ATen's ops elsewhere, or with EMBER_FUSED_NORM=0 (A/B runs).
 #pragma once
 #include <torch/nn/module.h>
 
+#include <optional>
+#include <utility>
+
 namespace ember {
+
+bool fused_norm();
+bool set_fused_norm(bool on);  // returns the previous setting
 
 class RMSNorm : public torch::nn::Module {
  public:
   RMSNorm(int64_t dim, double eps);
   at::Tensor forward(const at::Tensor& x);
-  // The same formula spelled out in fp32 ops, for tests.
+  // {h, RMSNorm(h)} for h = x + m: the stream the next residual add continues, and the normed
+  // input of what reads it, in `y_type` (default: h's type; bf16 saves a later cast under autocast).
+  std::pair<at::Tensor, at::Tensor> add_forward(const at::Tensor& x, const at::Tensor& m,
+                                                std::optional<at::ScalarType> y_type = std::nullopt);
+  // The same formula spelled out in fp64 ops, for tests.
   at::Tensor reference(const at::Tensor& x);
 
  private:
@@ -17,10 +31,10 @@ class RMSNorm : public torch::nn::Module {
 };
 
 // Bytes per token an RMSNorm of `width` keeps for backward with activations of `elem` bytes: its
-// fp32 input and output and, under autocast (elem < 4), the low-precision copy the next matmul keeps.
+// fp32 input (the fused pass saves it and 1/rms per row, not its output), and what the next matmul
+// keeps of its output: the output itself in fp32, its low-precision copy under autocast (elem < 4).
 inline double rmsnorm_activation_bytes_per_token(int64_t width, int64_t elem) {
-  const double w = static_cast<double>(width);
-  return 8.0 * w + (elem < 4 ? static_cast<double>(elem) * w : 0.0);
+  return static_cast<double>(width) * (4.0 + static_cast<double>(elem));
 }
 
 }  // namespace ember

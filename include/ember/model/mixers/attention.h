@@ -51,6 +51,7 @@ class Attention : public Mixer {
   at::Tensor decode(const at::Tensor& x, const Rope& rope, std::unique_ptr<MixerState>& state) override;
   int64_t extra_flops_per_token(int64_t seq_len) const override;
   double activation_bytes_per_token(int64_t elem) const override;
+  bool reads_input_through_projections() const override { return true; }  // q, k, v (and gate): one GEMM
   void set_impl(AttentionImpl impl) { impl_ = impl; }
   // The gate of x [B, T, d]: [B, T, H, d_h] (elementwise) or [B, T, H, 1] (headwise); undefined
   // without a gate.

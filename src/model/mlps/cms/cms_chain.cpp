@@ -1,5 +1,7 @@
 #include "ember/model/mlps/cms/cms_chain.h"
 
+#include <algorithm>
+
 #include "ember/model/feed_forward.h"
 #include "ember/model/mlps/cms/cms_config.h"
 #include "ember/util/error.h"
@@ -30,6 +32,10 @@ at::Tensor CmsChain::level(size_t l, const at::Tensor& u, const at::Tensor& x, c
   if (!state) return fast_swiglu_forward(*mlps_[l], u, x, context.teach, updates_[l]);
   return fast_swiglu_decode(*mlps_[l], u, x, context.teach, updates_[l],
                             static_cast<CmsChainState&>(*state).levels[l]);
+}
+
+bool CmsChain::levels_read_through_projections() const {
+  return std::none_of(updates_.begin(), updates_.end(), [](const LevelUpdate& u) { return u.learns(); });
 }
 
 std::unique_ptr<ChainState> CmsChain::make_state() const {

@@ -1,0 +1,31 @@
+// ATen entry of the fused RMSNorm with its residual add (math: kernels/rms_norm_math.h): the CPU
+// loops for CPU tensors, the CUDA kernels for CUDA ones. model/norm.h makes it an autograd function.
+#pragma once
+#include <ATen/ATen.h>
+
+namespace ember::rms_norm {
+
+// Whether the fused pass takes the stream x [..., D] (fp32 or fp64), the block output m (undefined,
+// or x's shape in x's type or bf16), the gain g [D] in x's type and an output `y_type` (x's or bf16;
+// bf16 needs an fp32 stream), on a CPU or on a CUDA device the kernel runs on (checked once per
+// device, with a warning if not) and, on a GPU, D within kMaxDgBytes.
+bool fused_supported(const at::Tensor& x, const at::Tensor& m, const at::Tensor& g, at::ScalarType y_type);
+
+struct Forward {
+  at::Tensor h;  // x + m (undefined without m)
+  at::Tensor y;  // RMSNorm(h) g, in y_type
+  at::Tensor r;  // 1 / rms per row, in x's type: what backward needs beside h and g
+};
+Forward forward(const at::Tensor& x, const at::Tensor& m, const at::Tensor& g, double eps, at::ScalarType y_type);
+
+struct Backward {
+  at::Tensor dx;  // the gradient of x, and of m when m has x's type
+  at::Tensor dm;  // of m when m is bf16 (undefined otherwise)
+  at::Tensor dg;
+};
+// From dy (y's type) and dh (the gradient along the stream; may be undefined), with h (x without m),
+// g and r of the forward; m_type: m's type, or x's when there was no m.
+Backward backward(const at::Tensor& dh, const at::Tensor& dy, const at::Tensor& h, const at::Tensor& g,
+                  const at::Tensor& r, at::ScalarType m_type);
+
+}  // namespace ember::rms_norm
