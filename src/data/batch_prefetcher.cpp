@@ -19,7 +19,7 @@ int64_t prefetch_depth_setting() {
 }
 
 BatchPrefetcher::BatchPrefetcher(BatchLoader& loader, int64_t depth, bool pin)
-    : loader_(loader), depth_(depth), pin_(pin), position_(loader.save_state()) {}
+    : loader_(loader), depth_(depth), pin_(pin && depth > 0), position_(loader.save_state()) {}
 
 BatchPrefetcher::~BatchPrefetcher() { stop(); }
 
@@ -92,7 +92,12 @@ void BatchPrefetcher::load_state(const ComponentState& state, const std::string&
   stop();
   ready_.clear();
   failure_ = nullptr;
-  loader_.load_state(state, where);
+  try {
+    loader_.load_state(state, where);
+  } catch (...) {
+    loader_.load_state(position_, where);  // back at the batch the consumer takes next
+    throw;
+  }
   position_ = loader_.save_state();
 }
 

@@ -65,7 +65,8 @@ std::vector<at::Tensor> checkpointed(const StreamFn& fn, std::vector<at::Tensor>
 }
 
 at::Tensor checkpointed(const BlockFn& fn, const at::Tensor& x) {
-  return checkpointed([&fn](const std::vector<at::Tensor>& in) { return std::vector<at::Tensor>{fn(in[0])}; }, {x})[0];
+  // fn by value: backward reruns it after this call has returned
+  return checkpointed([fn](const std::vector<at::Tensor>& in) { return std::vector<at::Tensor>{fn(in[0])}; }, {x})[0];
 }
 
 }  // namespace ember

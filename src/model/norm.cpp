@@ -35,6 +35,7 @@ rms_norm::Backward fused_backward(AutogradContext* ctx, const at::Tensor& dh, at
 // y = RMSNorm(x) g in one pass each way; saves x, g and the per-row 1/rms.
 struct FusedRmsNorm : torch::autograd::Function<FusedRmsNorm> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x_in, const at::Tensor& g, double eps) {
+    ctx->set_materialize_grads(false);  // an unused output's gradient stays undefined, not zeros
     const auto x = x_in.contiguous();
     auto f = rms_norm::forward(x, {}, g, eps, x.scalar_type());
     ctx->save_for_backward({x, g, f.r});
@@ -42,6 +43,7 @@ struct FusedRmsNorm : torch::autograd::Function<FusedRmsNorm> {
     return f.y;
   }
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    if (!grads[0].defined()) return {at::Tensor(), at::Tensor(), at::Tensor()};
     auto b = fused_backward(ctx, {}, grads[0]);
     return {b.dx, b.dg, {}};
   }
@@ -52,6 +54,7 @@ struct FusedRmsNorm : torch::autograd::Function<FusedRmsNorm> {
 struct FusedAddRmsNorm : torch::autograd::Function<FusedAddRmsNorm> {
   static variable_list forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& m, const at::Tensor& g,
                                double eps, int64_t y_type) {
+    ctx->set_materialize_grads(false);  // h unused (the final norm's): no zero-filled dh read in backward
     auto f = rms_norm::forward(x, m, g, eps, static_cast<at::ScalarType>(y_type));
     ctx->save_for_backward({f.h, g, f.r});
     ctx->saved_data["m_type"] = static_cast<int64_t>(m.scalar_type());

@@ -43,7 +43,10 @@ MemoryEstimate estimate_training_memory(const ModelConfig& cfg, const MemoryOpti
     const double block = blocks[l]->activation_bytes_per_token(elem);
     all += block;
     largest = std::max(largest, block);
-    kept += recomputed(o, static_cast<int64_t>(l)) ? 4 * d : block;  // a checkpointed block keeps its input
+    // a checkpointed block keeps its input: the fp32 stream and, after the first block, the addition
+    // still pending on it (model/lm.h), in the activations' dtype
+    const double input = 4 * d + (l > 0 ? static_cast<double>(elem) * d : 0.0);
+    kept += recomputed(o, static_cast<int64_t>(l)) ? input : block;
   }
   kept += largest;  // backward's transient: a block's activation gradients beside what is kept
   if (o.checkpointing != ActivationCheckpointing::none) kept += largest;  // the one rebuilt in backward

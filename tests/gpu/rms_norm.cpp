@@ -14,6 +14,7 @@
 
 #include "ember/model/norm.h"
 #include "kernels/rms_norm.h"
+#include "kernels/rms_norm_launch.h"
 #include "tests/gpu/fusion_model_check.h"
 #include "tests/gpu/gpu_precondition.h"
 
@@ -32,8 +33,9 @@ std::vector<at::Tensor> run(const at::Tensor& x0, const at::Tensor& m0, const at
     g.copy_(g0);
   }
   auto [h, y] = norm.add_forward(x, m, y_type);
-  auto loss = (y.to(at::kDouble) * py.to(device)).sum() + (norm.forward(h).to(at::kDouble) * py.to(device)).sum();
-  if (ph.defined()) loss = loss + (h.to(at::kDouble) * ph.to(device)).sum();
+  auto loss = (y.to(at::kDouble) * py.to(device)).sum();
+  if (ph.defined())  // h read along the stream and by a plain norm; else h unused: no gradient along it
+    loss = loss + (h.to(at::kDouble) * ph.to(device)).sum() + (norm.forward(h).to(at::kDouble) * ph.to(device)).sum();
   loss.backward();
   std::vector<at::Tensor> out;
   for (const auto& t : {h.detach(), y.detach(), x.grad(), m.grad(), g.grad()}) out.push_back(t.cpu().to(at::kDouble));
@@ -42,6 +44,26 @@ std::vector<at::Tensor> run(const at::Tensor& x0, const at::Tensor& m0, const at
 
 double relative(const at::Tensor& got, const at::Tensor& want) {
   return (got - want).abs().max().item<double>() / std::max(1e-300, want.abs().max().item<double>());
+}
+
+// The widest rows the kernels take launch (backward's shared memory at its limit), and one wider
+// takes ATen's path.
+bool widest_rows_run() {
+  bool ok = true;
+  for (const auto dtype : {at::kFloat, at::kDouble}) {
+    const int64_t D = ember::rms_norm::max_cuda_width(c10::elementSize(dtype));
+    const auto x = torch::randn({64, D}, dtype), m = torch::randn({64, D}, dtype), g = torch::rand({D}, dtype) + 0.5;
+    const auto p = torch::randn({64, D}, torch::kDouble);
+    const auto cpu = run(x, m, g, p, p, dtype, at::kCPU), gpu = run(x, m, g, p, p, dtype, at::kCUDA);
+    double worst = 0;
+    for (size_t i = 0; i < cpu.size(); ++i) worst = std::max(worst, relative(gpu[i], cpu[i]));
+    const auto wider = torch::ones({2, D + 1}, dtype).cuda();
+    const bool refused = !ember::rms_norm::fused_supported(wider, wider, torch::ones({D + 1}, dtype).cuda(), dtype);
+    std::cout << c10::toString(dtype) << " at D " << D << ": worst relative difference " << worst
+              << (refused ? "; D + 1 takes ATen's path\n" : "; D + 1 is wrongly taken by the kernel\n");
+    ok = ok && worst <= (dtype == at::kDouble ? 1e-12 : 1e-5) && refused;
+  }
+  return ok;
 }
 
 bool kernels_match() {
@@ -87,7 +109,7 @@ int main() {
     std::cout << "FAIL: gpu.rms_norm: a CUDA device but no RMSNorm kernel for it in this build\n";
     return 1;
   }
-  const bool ok = kernels_match() && fused_model_matches("fused norms", ember::set_fused_norm);
+  const bool ok = kernels_match() && widest_rows_run() && fused_model_matches("fused norms", ember::set_fused_norm);
   std::cout << (ok ? "OK" : "FAIL") << "\n";
   return ok ? 0 : 1;
 }

@@ -296,6 +296,11 @@ TEST(Prefetch, SavesTheConsumersPositionNotTheReadersAndResumesFromIt) {
   BatchLoader check({d / "a.bin"}, o);
   check.load_state(saved, "test");
   for (int i = 0; i < 10; ++i) ASSERT_TRUE(torch::equal(ahead.next(), check.next())) << i;
+  // A state the data cannot hold is refused, and the batch handed out next is the one before it.
+  ember::ComponentState bad;
+  bad.json = {{"epoch", 0}, {"cursor", 100000}};
+  EXPECT_THROW(ahead.load_state(bad, "test"), ember::CheckpointError);
+  ASSERT_TRUE(torch::equal(ahead.next(), check.next()));
 }
 
 TEST(Prefetch, DepthComesFromTheEnvironmentAndABadValueNamesTheVariable) {

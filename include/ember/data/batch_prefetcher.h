@@ -22,7 +22,8 @@ int64_t prefetch_depth_setting();
 
 class BatchPrefetcher final : public Stateful {
  public:
-  // `loader` must outlive this. `pin`: each batch is copied into pinned memory (for a CUDA device).
+  // `loader` must outlive this. `pin`: each batch read ahead is copied into pinned memory (for a CUDA
+  // device); with depth 0 batches stay in pageable memory, as the loader gives them.
   BatchPrefetcher(BatchLoader& loader, int64_t depth, bool pin);
   ~BatchPrefetcher() override;
   BatchPrefetcher(const BatchPrefetcher&) = delete;
