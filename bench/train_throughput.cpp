@@ -35,7 +35,7 @@ int main(int argc, char** argv) {
   auto step = [&] {
     {
       ember::AutocastScope autocast(at::kCPU, bf16);
-      model.loss(x, y).backward();
+      model.training_loss(x, y, 1.0).backward();  // as ember train calls it
     }
     const auto norm = ember::global_grad_norm_tensor(model.parameters());  // as ember train: nothing read back
     opt.step(1e-4, ember::clip_divisor(norm, 1.0), ember::nonfinite_flag(norm, norm));

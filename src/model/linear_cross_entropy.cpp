@@ -1,5 +1,7 @@
 #include "ember/model/linear_cross_entropy.h"
 
+#include <utility>
+
 #include <torch/autograd.h>
 
 #include <algorithm>
@@ -127,21 +129,24 @@ int64_t loss_chunk_rows(const at::Tensor& h, const at::Tensor& w, const Chunked&
 
 struct LinearCrossEntropy : torch::autograd::Function<LinearCrossEntropy> {
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& h, const at::Tensor& w,
-                            const at::Tensor& y, double scale, int64_t rows, double factor, bool root) {
+                            const at::Tensor& y, double scale, int64_t rows, double factor, bool root,
+                            const std::shared_ptr<TiedTableGradient>& table) {
     // A frozen head (e.g. the teach signal of model/lm.h, which wants dL/dh only) skips dL/dW.
     const auto c = plan(h, w, scale, factor, true, ctx->needs_input_grad(1));
     Pass p = chunked_pass(h, w, y, loss_chunk_rows(h, w, c, rows), c);
-    ctx->save_for_backward({p.grad_h.to(h.scalar_type()), p.grad_w.defined() ? p.grad_w.to(w.scalar_type()) : at::Tensor()});
+    const auto grad_w = p.grad_w.defined() ? p.grad_w.to(w.scalar_type()) : at::Tensor();
+    if (root && table) table->head = grad_w;  // the tied lookup's backward adds its rows into it
+    ctx->save_for_backward({p.grad_h.to(h.scalar_type()), grad_w});
     ctx->saved_data["root"] = root;
     return p.loss_sum * (factor / static_cast<double>(h.size(0)));
   }
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grad_out) {
     const auto saved = ctx->get_saved_variables();
-    if (ctx->saved_data["root"].toBool()) return {saved[0], saved[1], {}, {}, {}, {}, {}};  // gradient 1: as formed
+    if (ctx->saved_data["root"].toBool()) return {saved[0], saved[1], {}, {}, {}, {}, {}, {}};  // gradient 1: as formed
     const auto& g = grad_out[0];  // a scalar: the chain rule only scales the stored gradients
     return {saved[0] * g.to(saved[0].scalar_type()),
-            saved[1].defined() ? saved[1] * g.to(saved[1].scalar_type()) : at::Tensor(), {}, {}, {}, {}, {}};
+            saved[1].defined() ? saved[1] * g.to(saved[1].scalar_type()) : at::Tensor(), {}, {}, {}, {}, {}, {}};
   }
 };
 
@@ -189,7 +194,8 @@ at::Tensor linear_cross_entropy(const at::Tensor& hidden, const at::Tensor& weig
     return chunked_pass(hidden, weight, targets, loss_chunk_rows(hidden, weight, c, chunk_rows), c).loss_sum *
            (gradient.factor / static_cast<double>(hidden.size(0)));
   }
-  return LinearCrossEntropy::apply(hidden, weight, targets, scale, chunk_rows, gradient.factor, gradient.root);
+  return LinearCrossEntropy::apply(hidden, weight, targets, scale, chunk_rows, gradient.factor, gradient.root,
+                                   gradient.table);
 }
 
 }  // namespace ember

@@ -110,7 +110,8 @@ at::Tensor LanguageModel::loss(const at::Tensor& ids, const at::Tensor& targets)
 
 at::Tensor LanguageModel::training_loss(const at::Tensor& ids, const at::Tensor& targets, double loss_scale) {
   check_token_ids(targets, cfg_.vocab_size, "loss targets");
-  return head_loss(hidden(ids), targets, {loss_scale, true});
+  auto table = embedding_->expect_head_gradient();  // a tied table completes the head's gradient in place
+  return head_loss(hidden(ids), targets, {loss_scale, true, table});
 }
 
 at::Tensor LanguageModel::head_loss(const at::Tensor& h, const at::Tensor& targets, const LossGradient& gradient) {

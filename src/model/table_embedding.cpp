@@ -1,18 +1,63 @@
 #include "ember/model/table_embedding.h"
 
+#include <torch/autograd.h>
+
+#include <utility>
+
 #include "ember/model/init.h"
 
 namespace ember {
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+// The tied table's lookup: its backward adds the rows' gradient, as a sparse gradient, into the
+// head's dense gradient left in `table` (model/tied_gradient.h) in place, where autograd holds it
+// until both have arrived, and returns none of its own; with none left there, the sparse gradient,
+// which autograd adds to the head's.
+struct TiedLookup : torch::autograd::Function<TiedLookup> {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& weight, const at::Tensor& ids,
+                            const std::shared_ptr<TiedTableGradient>& table) {
+    ctx->save_for_backward({ids});
+    ctx->saved_data["vocab"] = weight.size(0);
+    ctx->saved_data["table"] = c10::IValue::make_capsule(c10::make_intrusive<Holder>(table));
+    return at::embedding(weight, ids);
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const auto ids = ctx->get_saved_variables()[0];
+    auto rows = at::embedding_sparse_backward(grads[0], ids, ctx->saved_data["vocab"].toInt(), /*padding_idx=*/-1,
+                                              /*scale_grad_by_freq=*/false);
+    auto& table = c10::static_intrusive_pointer_cast<Holder>(ctx->saved_data["table"].toCapsule())->table;
+    if (!table || !table->head.defined()) return {rows, {}, {}};
+    std::exchange(table->head, at::Tensor()).add_(rows);  // the handoff lets go: autograd's is the last reference
+    return {at::Tensor(), {}, {}};
+  }
+  struct Holder : torch::CustomClassHolder {
+    explicit Holder(std::shared_ptr<TiedTableGradient> t) : table(std::move(t)) {}
+    std::shared_ptr<TiedTableGradient> table;
+  };
+};
+
+}  // namespace
 
 TableEmbedding::TableEmbedding(int64_t vocab, int64_t dim, double init_std, bool tied) : tied_(tied) {
   weight_ = register_parameter("weight", normal_parameter({vocab, dim}, init_std));
 }
 
-// Tied: the head's dense gradient of the table arrives first in backward, and the lookup's rows are
-// added into it as a sparse gradient, instead of a zero-filled V x D table summed with it (two
-// passes over V x D per step). The parameter's gradient stays dense. (No sparse kernels on meta.)
+std::shared_ptr<TiedTableGradient> TableEmbedding::expect_head_gradient() {
+  if (!tied_ || !(weight_.is_cpu() || weight_.is_cuda())) return nullptr;  // no sparse kernels on meta
+  next_ = std::make_shared<TiedTableGradient>();
+  return next_;
+}
+
+// Tied: the lookup's rows reach the table's gradient sparsely, added into the head's dense gradient
+// (in place when the head left it for this lookup, TiedLookup), instead of a zero-filled V x D table
+// summed with it (two passes over V x D per step). The parameter's gradient stays dense.
 at::Tensor TableEmbedding::embed(const at::Tensor& ids) {
   const bool sparse_grad = tied_ && (weight_.is_cpu() || weight_.is_cuda());
+  if (sparse_grad && at::GradMode::is_enabled() && weight_.requires_grad())
+    return TiedLookup::apply(weight_, ids, std::exchange(next_, nullptr));
   return at::embedding(weight_, ids, /*padding_idx=*/-1, /*scale_grad_by_freq=*/false, sparse_grad);
 }
 

@@ -3,6 +3,9 @@
 // (EMBER_FUSED_LOSS=0) and against central differences; the trainer's folded loss scale against
 // loss * scale with autograd, tied and untied.
 #include <gtest/gtest.h>
+
+#include <atomic>
+#include <ATen/record_function.h>
 #include <torch/torch.h>
 
 #include "central_differences.h"
@@ -182,6 +185,40 @@ TEST(FusedLossHead, TheFoldedLossScaleGivesTheScaledGradients) {
     for (const auto& p : a.named_parameters())
       EXPECT_LT((p.value().grad() - pb[p.key()].grad()).abs().max().item<double>(), 1e-12) << kind << " " << p.key();
   }
+}
+
+// A tied table's two gradients meet in place (model/tied_gradient.h): in backward the lookup's
+// sparse rows are added into the head's dense V x D gradient with add_, where autograd's buffer would
+// add them out of place (a copy of the table); the values are those of the plain path (the test above).
+TEST(FusedLossHead, ATiedTablesLookupAddsIntoTheHeadsGradientInPlace) {
+  ember::ModelConfig c;
+  c.vocab_size = 40, c.d_model = 16, c.n_layers = 1, c.n_heads = 2, c.max_seq_len = 16, c.mlp.d_ff = 32;
+  c.embedding.kind = "tied";
+  torch::manual_seed(11);
+  ember::LanguageModel m(c);
+  auto ids = torch::randint(0, 40, {2, 8}, torch::kLong), targets = torch::randint(0, 40, {2, 8}, torch::kLong);
+  static std::atomic<int> in_place{0}, out_of_place{0};  // adds with a sparse operand, by kind
+  in_place = 0, out_of_place = 0;
+  auto loss = m.training_loss(ids, targets, 1.0);
+  const auto handle = at::addThreadLocalCallback(
+      at::RecordFunctionCallback(
+          [](const at::RecordFunction& fn) -> std::unique_ptr<at::ObserverContext> {
+            const std::string name = fn.name();
+            if (name != "aten::add" && name != "aten::add_") return nullptr;
+            bool sparse = false;
+            int tensors = 0;  // add.out (3: into its first operand, as add_ runs it) is not a new tensor
+            for (const auto& v : fn.inputs())
+              if (v.isTensor()) ++tensors, sparse = sparse || v.toTensor().is_sparse();
+            if (sparse && name == "aten::add_") ++in_place;
+            if (sparse && name == "aten::add" && tensors == 2) ++out_of_place;
+            return nullptr;
+          })
+          .needsInputs(true));
+  loss.backward();
+  at::removeCallback(handle);
+  EXPECT_EQ(in_place.load(), 1);
+  EXPECT_EQ(out_of_place.load(), 0);
+  EXPECT_FALSE(m.embedding().tied_table().grad().is_sparse());
 }
 
 }  // namespace

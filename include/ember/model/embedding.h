@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ember/model/model_config.h"
+#include "ember/model/tied_gradient.h"
 
 namespace ember {
 
@@ -22,6 +23,9 @@ class Embedding : public torch::nn::Module {
   at::Tensor forward(const at::Tensor& ids);
   // The V x D table the output head shares, or an undefined tensor when the head is untied.
   virtual at::Tensor tied_table() const { return {}; }
+  // For a tied table: a place the next lookup's backward takes the head's gradient from, to add its
+  // rows into in place (model/tied_gradient.h); null when the kind has no tied table.
+  virtual std::shared_ptr<TiedTableGradient> expect_head_gradient() { return nullptr; }
   // The full V x D input embedding, computed in chunks of `chunk` ids (for capacity analysis).
   virtual at::Tensor materialize(int64_t chunk = 4096);
   virtual int64_t vocab_size() const = 0;

@@ -11,6 +11,9 @@
 // (or set_fused_loss_head(false)) uses ATen ops for that pass instead: fp32 copy, log_softmax,
 // exp, scatter, scale, cast.
 #pragma once
+#include <memory>
+
+#include "ember/model/tied_gradient.h"
 #include <ATen/ATen.h>
 
 namespace ember {
@@ -48,6 +51,9 @@ LinearCrossEntropyParts linear_cross_entropy_parts(const at::Tensor& hidden, con
 struct LossGradient {
   double factor = 1.0;
   bool root = false;
+  // With root: where the weight's gradient, handed to autograd as formed, is also left for a tied
+  // table's lookup to add its rows into in place (model/tied_gradient.h); null: none.
+  std::shared_ptr<TiedTableGradient> table;
 };
 
 // hidden [N, D], weight [V, D], targets [N] (int64) -> the mean loss times gradient.factor (a

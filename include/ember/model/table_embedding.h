@@ -9,12 +9,14 @@ class TableEmbedding : public Embedding {
   TableEmbedding(int64_t vocab, int64_t dim, double init_std, bool tied);
   at::Tensor embed(const at::Tensor& ids) override;
   at::Tensor tied_table() const override { return tied_ ? weight_ : at::Tensor(); }
+  std::shared_ptr<TiedTableGradient> expect_head_gradient() override;
   at::Tensor materialize(int64_t chunk) override { return weight_.detach().clone(); }
   int64_t vocab_size() const override { return weight_.size(0); }
 
  private:
   at::Tensor weight_;
   bool tied_;
+  std::shared_ptr<TiedTableGradient> next_;  // for the next lookup that records a graph
 };
 
 }  // namespace ember
