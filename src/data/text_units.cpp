@@ -23,12 +23,12 @@ bool ascii_alnum(unsigned char c) { return ascii_letter(c) || (c >= '0' && c <= 
 
 }  // namespace
 
-size_t safe_text_cut(const std::string& text) {
+size_t safe_text_cut(const std::string& text, size_t from) {
   const auto at = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
-  if (text.size() < 3) return std::string::npos;
-  for (size_t i = text.size() - 1; i > 1; --i)
+  const size_t low = std::max<size_t>(from, 2);  // i: the last of the three bytes looked at
+  for (size_t i = text.size(); i-- > low;)
     if (at(i - 1) == '\n' && ascii_visible(at(i)) && ascii_alnum(at(i - 2))) return i;
-  for (size_t i = text.size() - 1; i > 1; --i)
+  for (size_t i = text.size(); i-- > low;)
     if (at(i - 1) == ' ' && ascii_letter(at(i)) && ascii_visible(at(i - 2))) return i - 1;
   return std::string::npos;
 }
@@ -105,8 +105,11 @@ void TextUnitReader::open_current() {
 bool TextUnitReader::next_block(TextUnit& u) {
   auto& s = *src_;
   if (s.ended && s.pending.empty()) return false;
-  size_t cut = std::string::npos;
-  while (!s.ended && (cut = safe_text_cut(s.pending)) == std::string::npos) s.read_more();
+  size_t cut = std::string::npos, scanned = 0;  // pending[0, scanned) holds no cut: each byte scanned once
+  while (!s.ended && (cut = safe_text_cut(s.pending, scanned)) == std::string::npos) {
+    scanned = s.pending.size();
+    s.read_more();
+  }
   if (!s.ended && s.pending.size() < kBlockBytes) {  // a cut was found early: fill up the block first
     while (!s.ended && s.pending.size() < kBlockBytes) s.read_more();
     cut = s.ended ? std::string::npos : safe_text_cut(s.pending);

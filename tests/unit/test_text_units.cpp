@@ -47,5 +47,28 @@ TEST(SafeTextCut, ABlankLineIsNotACutAndAWordBeforeTheNewlineIs) {
   EXPECT_EQ(ember::safe_text_cut("one two"), 3u);
 }
 
+// A reader appends a read at a time and looks only at what it appended (safe_text_cut's `from`):
+// while the text so far holds no cut, that finds the cut a scan of the whole text finds, on text
+// where cuts are rare (CJK, full stops, lone spaces and newlines).
+TEST(SafeTextCut, LookingOnlyAtWhatWasAppendedFindsTheCutOfTheWholeText) {
+  const std::string alphabet[] = {"\xe4\xb8\x80", "\xe3\x80\x82", "a", "\n", " ", ".", "7"};
+  std::mt19937 rng(12);
+  int found = 0;
+  for (int k = 0; k < 3000; ++k) {
+    std::string text;
+    size_t scanned = 0, cut = std::string::npos;
+    for (int reads = 1 + static_cast<int>(rng() % 6); reads > 0 && cut == std::string::npos; --reads) {
+      for (int n = static_cast<int>(rng() % 12); n > 0; --n) text += alphabet[rng() % std::size(alphabet)];
+      cut = ember::safe_text_cut(text, scanned);
+      if (cut == std::string::npos) EXPECT_EQ(ember::safe_text_cut(text), std::string::npos) << "'" << text << "'";
+      scanned = text.size();
+    }
+    if (cut == std::string::npos) continue;
+    ++found;
+    EXPECT_EQ(cut, ember::safe_text_cut(text)) << "'" << text << "'";
+  }
+  EXPECT_GT(found, 300);  // the case where the two could differ is exercised
+}
+
 }  // namespace
 }  // namespace text_units

@@ -32,7 +32,9 @@ struct TextUnitOptions {
 // blank line, "\n\n", is one piece at the end of a block for the GPT-2 pattern and two in the
 // document; ".\n/" is one piece of o200k), else before a single space between an ASCII non-space
 // and an ASCII letter ("word| next"). npos when there is none; never inside a UTF-8 character.
-size_t safe_text_cut(const std::string& text);
+// from: only the places whose three bytes end at or after text[from] are looked at, so a reader that
+// found none in text[0, from) scans each byte it appends once, not the whole text after every read.
+size_t safe_text_cut(const std::string& text, size_t from = 0);
 
 enum class DocumentFormat { text, jsonl, parquet };
 // By the name without its compression suffix: .jsonl, .parquet, anything else is text. A
