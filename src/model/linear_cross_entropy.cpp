@@ -1,25 +1,20 @@
 #include "ember/model/linear_cross_entropy.h"
 
-#include <utility>
-
 #include <torch/autograd.h>
 
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
-#include <cstring>
+#include <utility>
 
 #include "ember/model/autocast.h"
+#include "ember/util/env_switch.h"
 #include "kernels/xent.h"
 
 namespace ember {
 namespace {
 
 std::atomic<bool>& fused_switch() {  // EMBER_FUSED_LOSS=0 turns the fused rows off (A/B runs)
-  static std::atomic<bool> on{[] {
-    const char* v = std::getenv("EMBER_FUSED_LOSS");
-    return !(v && std::strcmp(v, "0") == 0);
-  }()};
+  static std::atomic<bool> on{on_unless_env_zero("EMBER_FUSED_LOSS")};
   return on;
 }
 

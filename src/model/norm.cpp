@@ -3,20 +3,16 @@
 #include <torch/autograd.h>
 
 #include <atomic>
-#include <cstdlib>
-#include <cstring>
 
 #include "ember/model/init.h"
+#include "ember/util/env_switch.h"
 #include "kernels/rms_norm.h"
 
 namespace ember {
 namespace {
 
 std::atomic<bool>& fused_setting() {  // EMBER_FUSED_NORM=0: ATen's ops
-  static std::atomic<bool> on{[] {
-    const char* v = std::getenv("EMBER_FUSED_NORM");
-    return !(v && std::strcmp(v, "0") == 0);
-  }()};
+  static std::atomic<bool> on{on_unless_env_zero("EMBER_FUSED_NORM")};
   return on;
 }
 

@@ -3,19 +3,15 @@
 #include <torch/autograd.h>
 
 #include <atomic>
-#include <cstdlib>
-#include <cstring>
 
+#include "ember/util/env_switch.h"
 #include "kernels/swiglu.h"
 
 namespace ember {
 namespace {
 
 std::atomic<bool>& fused_setting() {  // EMBER_FUSED_SWIGLU=0: ATen's ops
-  static std::atomic<bool> on{[] {
-    const char* v = std::getenv("EMBER_FUSED_SWIGLU");
-    return !(v && std::strcmp(v, "0") == 0);
-  }()};
+  static std::atomic<bool> on{on_unless_env_zero("EMBER_FUSED_SWIGLU")};
   return on;
 }
 

@@ -20,6 +20,16 @@ inline int64_t parameter_count(const torch::nn::Module& m) {
   return n;
 }
 
+// A switch (a fusion's setter, which returns the previous setting) held at `on` for one scope.
+struct ScopedSwitch {
+  bool (*set)(bool);
+  bool was;
+  ScopedSwitch(bool (*setter)(bool), bool on) : set(setter), was(setter(on)) {}
+  ~ScopedSwitch() { set(was); }
+  ScopedSwitch(const ScopedSwitch&) = delete;
+  ScopedSwitch& operator=(const ScopedSwitch&) = delete;
+};
+
 // What f throws as an ember::Error, or "(no error)".
 inline std::string error_message(const std::function<void()>& f) {
   try {

@@ -16,6 +16,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <utility>
 
 #include "ember/model/autocast.h"
 #include "ember/model/fused_projections.h"
@@ -60,6 +61,19 @@ double block_ops(const std::string& mixer, bool bf16) {
   return ops;
 }
 
+// The ops of an attention block with a fusion on and off (its setter returns the previous
+// setting), the projections stacked as on a GPU.
+std::pair<double, double> attention_ops_on_and_off(bool (*set_fused)(bool), bool bf16) {
+  const auto was = ember::set_fused_projections(ember::FusedProjections::on);
+  const bool fusion_was = set_fused(true);
+  const double on = block_ops("attention", bf16);
+  set_fused(false);
+  const double off = block_ops("attention", bf16);
+  set_fused(fusion_was);
+  ember::set_fused_projections(was);
+  return {on, off};
+}
+
 struct Budget {
   const char* mixer;
   bool bf16;
@@ -85,33 +99,21 @@ TEST(KernelBudget, OpsPerBlockForwardAndBackward) {
 // EMBER_FUSED_SWIGLU reaches the block: the fused gate is one op forward and one backward where ATen
 // takes silu and mul, their backward and the copy gathering the stacked projection's gradient.
 TEST(KernelBudget, TheFusedSwiGLUGateSavesFourOpsPerBlock) {
-  const auto was = ember::set_fused_projections(ember::FusedProjections::on);
   for (const bool bf16 : {false, true}) {
-    const bool gate_was = ember::set_fused_swiglu(true);
-    const double fused = block_ops("attention", bf16);
-    ember::set_fused_swiglu(false);
-    const double aten = block_ops("attention", bf16);
-    ember::set_fused_swiglu(gate_was);
+    const auto [fused, aten] = attention_ops_on_and_off(ember::set_fused_swiglu, bf16);
     std::cout << (bf16 ? "bf16" : "fp32") << ": " << fused << " ops with the fused gate, " << aten << " with ATen's\n";
     EXPECT_EQ(fused, aten - 4) << (bf16 ? "bf16" : "fp32");
   }
-  ember::set_fused_projections(was);
 }
 
 // EMBER_FUSED_NORM reaches the block: ATen's rms_norm is several ops each way and the residual add
 // one more, where the fused pass is one op forward and one backward.
 TEST(KernelBudget, TheFusedNormsLaunchFewerOpsThanAtens) {
-  const auto was = ember::set_fused_projections(ember::FusedProjections::on);
   for (const bool bf16 : {false, true}) {
-    const bool norm_was = ember::set_fused_norm(true);
-    const double fused = block_ops("attention", bf16);
-    ember::set_fused_norm(false);
-    const double aten = block_ops("attention", bf16);
-    ember::set_fused_norm(norm_was);
+    const auto [fused, aten] = attention_ops_on_and_off(ember::set_fused_norm, bf16);
     std::cout << (bf16 ? "bf16" : "fp32") << ": " << fused << " ops with the fused norms, " << aten << " with ATen's\n";
     EXPECT_LT(fused, aten - 20) << (bf16 ? "bf16" : "fp32");
   }
-  ember::set_fused_projections(was);
 }
 
 // The switch reaches the block: without the fused projections (EMBER_FUSED_PROJECTIONS=0) the same

@@ -17,10 +17,8 @@
 namespace rms_norm_test {
 namespace {
 
-struct Switch {  // the fused norm on or off for one scope
-  bool was;
-  explicit Switch(bool on) : was(ember::set_fused_norm(on)) {}
-  ~Switch() { ember::set_fused_norm(was); }
+struct Switch : ember::testing::ScopedSwitch {  // the fused norm on or off for one scope
+  explicit Switch(bool on) : ScopedSwitch(ember::set_fused_norm, on) {}
 };
 
 struct Result {

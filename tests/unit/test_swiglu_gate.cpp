@@ -16,10 +16,8 @@
 namespace swiglu_gate {
 namespace {
 
-struct Switch {  // the fused gate on or off for one scope
-  bool was;
-  explicit Switch(bool on) : was(ember::set_fused_swiglu(on)) {}
-  ~Switch() { ember::set_fused_swiglu(was); }
+struct Switch : ember::testing::ScopedSwitch {  // the fused gate on or off for one scope
+  explicit Switch(bool on) : ScopedSwitch(ember::set_fused_swiglu, on) {}
 };
 
 enum class Layout { separate, halves, strided };
