@@ -8,12 +8,13 @@
 #   EMBER_GPU_ROUNDS       rounds of each comparison (default 2)
 #   EMBER_GPU_LEV_ROUNDS   rounds of the second (default EMBER_GPU_ROUNDS; 0 skips it)
 #   EMBER_GPU_CONTENDERS   which of the first comparison's sides run (default "ember unfused separate atengate
-#                          atennorm eager compile profile"): "unfused" is ember with its ATen loss-head pass (EMBER_FUSED_LOSS=0),
-#                          "separate" ember with one linear per projection weight (EMBER_FUSED_PROJECTIONS=0),
-#                          "atengate" ember with ATen's silu and mul for the SwiGLU gate (EMBER_FUSED_SWIGLU=0),
-#                          "atennorm" ember with ATen's add and rms_norm (EMBER_FUSED_NORM=0),
+#                          atennorm eager compile profile"): "ember" is kernels.* = auto (the on-device
+#                          check's choices), "unfused" ember with its ATen loss-head pass (kernels.loss_head=aten),
+#                          "separate" ember with one linear per projection weight (kernels.projections=aten),
+#                          "atengate" ember with ATen's silu and mul for the SwiGLU gate (kernels.swiglu=aten),
+#                          "atennorm" ember with ATen's add and rms_norm (kernels.norm=aten),
 #                          "ondemand" (not in the default) ember reading each batch when the step asks for it
-#                          (EMBER_PREFETCH_BATCHES=0: no thread, no pinned memory),
+#                          (kernels.prefetch_batches=0: no thread, no pinned memory),
 #                          so each fusion's gain is read in the same rounds; "profile" one more ember run
 #                          with --profile 5:7 (the time by category, the trace gzipped into $OUT); with
 #                          "tapered" also one run of configs/tapered/1.3b.yaml (4 x 4096)
@@ -61,13 +62,13 @@ for k, v in ratios.items():
 PY
 }
 
-fusion_switch() {  # the variable that turns the contender's fusion off; fails for the other contenders
+fusion_off() {  # the key that turns the contender's fusion off; fails for the other contenders
   case "$1" in
-    unfused) echo EMBER_FUSED_LOSS ;;
-    separate) echo EMBER_FUSED_PROJECTIONS ;;
-    atengate) echo EMBER_FUSED_SWIGLU ;;
-    atennorm) echo EMBER_FUSED_NORM ;;
-    ondemand) echo EMBER_PREFETCH_BATCHES ;;
+    unfused) echo kernels.loss_head=aten ;;
+    separate) echo kernels.projections=aten ;;
+    atengate) echo kernels.swiglu=aten ;;
+    atennorm) echo kernels.norm=aten ;;
+    ondemand) echo kernels.prefetch_batches=0 ;;
     *) return 1 ;;
   esac
 }
@@ -79,10 +80,8 @@ for r in $(seq 1 "$rounds"); do
   for c in "${order[@]}"; do
     [[ "$contenders" == *" $c "* ]] || continue
     if [ "$c" = ember ]; then check big_run "tied_1.2b_r$r" 200376 "${big[@]}" -c "$here/configs/leviathan/tied.yaml"
-    elif switch=$(fusion_switch "$c"); then  # ember with that one fusion off
-      export "$switch=0"
-      check big_run "tied_${c}_1.2b_r$r" 200376 "${big[@]}" -c "$here/configs/leviathan/tied.yaml"
-      unset "$switch"
+    elif key=$(fusion_off "$c"); then  # ember with that one fusion off
+      check big_run "tied_${c}_1.2b_r$r" 200376 "${big[@]}" -c "$here/configs/leviathan/tied.yaml" --set "$key"
     else check reference "$r" "$c"; fi
   done
 done

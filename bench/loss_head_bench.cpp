@@ -1,13 +1,13 @@
 // The language-model loss head alone, forward + backward of mean CE(h W^T, y) for N rows, width D
-// and vocabulary V: ember's chunked linear cross-entropy (fused pass; EMBER_FUSED_LOSS=0 for its
-// ATen pass) against the materialised form (logits [N, V], then cross_entropy, as LibTorch and
+// and vocabulary V: ember's chunked linear cross-entropy (fused pass; `aten` last for its ATen
+// pass) against the materialised form (logits [N, V], then cross_entropy, as LibTorch and
 // Python compute it by default), and `matmuls`: the head's three GEMMs alone (logits, input
 // gradient, weight gradient), the floor under any loss head. Prints one JSON line with seconds per
 // iteration and the process's peak resident memory above the baseline after set-up; run each
 // variant in its own process (bench/run_loss.sh does, ABAB). One iteration after the warm-up runs
 // under the profiler, for outside_matmul_s: its time minus its GEMMs' (EMBER_BENCH_PROFILE=DIR keeps
 // that profile's trace.json and summary.json in DIR).
-// Usage: ember_loss_bench chunked|materialised|matmuls N D V [iters] [fp32|bf16]
+// Usage: ember_loss_bench chunked|materialised|matmuls N D V [iters] [fp32|bf16] [fused|aten]
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -21,6 +21,7 @@
 #include "ember/model/autocast.h"
 #include "ember/model/linear_cross_entropy.h"
 #include "ember/train/step_profiler.h"
+#include "kernels/kernel_choice.h"
 #include "peak_memory.h"
 
 using ember::bench::reset_peak;
@@ -28,13 +29,16 @@ using ember::bench::status_kb;
 
 int main(int argc, char** argv) {
   if (argc < 5) {
-    std::cerr << "usage: ember_loss_bench chunked|materialised|matmuls N D V [iters] [fp32|bf16]\n";
+    std::cerr << "usage: ember_loss_bench chunked|materialised|matmuls N D V [iters] [fp32|bf16] [fused|aten]\n";
     return 2;
   }
   const std::string impl = argv[1];
   const int64_t N = std::stoll(argv[2]), D = std::stoll(argv[3]), V = std::stoll(argv[4]);
   const int64_t iters = argc > 5 ? std::stoll(argv[5]) : 3;
   const bool bf16 = argc > 6 && std::string(argv[6]) == "bf16";
+  const bool fused = !(argc > 7 && std::string(argv[7]) == "aten");
+  const ember::kernels::ScopedPath path(ember::kernels::Op::loss_head, fused ? ember::kernels::Path::fused
+                                                                             : ember::kernels::Path::aten);
   if (impl != "chunked" && impl != "materialised" && impl != "matmuls") {
     std::cerr << "ember_loss_bench: IMPL is chunked, materialised or matmuls, not '" << impl << "'\n";
     return 2;
@@ -84,7 +88,7 @@ int main(int argc, char** argv) {
   for (int64_t i = 0; i < iters; ++i) loss = step();
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / iters;
   std::cout << "{\"impl\": \"" << impl << "\", \"N\": " << N << ", \"D\": " << D << ", \"V\": " << V
-            << ", \"precision\": \"" << (bf16 ? "bf16" : "fp32") << "\", \"fused\": " << ember::fused_loss_head()
+            << ", \"precision\": \"" << (bf16 ? "bf16" : "fp32") << "\", \"fused\": " << fused
             << ", \"loss\": " << loss
             << ", \"s_per_iter\": " << s << ", \"outside_matmul_s\": " << outside_mm << ", \"peak_extra_mb\": " << (status_kb("VmHWM") - base) / 1024.0 << "}\n";
   return 0;

@@ -8,6 +8,7 @@
 #include "ember/model/mixers/attention.h"
 #include "ember/model/swiglu_gate.h"
 #include "ember/train/adamw.h"
+#include "kernels/kernel_choice.h"
 
 namespace {
 
@@ -63,8 +64,9 @@ void BM_SwiGLUGate(benchmark::State& state) {
   const int64_t rows = 2048, d = 512, F = 1376;
   auto x = torch::randn({rows, d}).requires_grad_();
   auto wg = (0.05 * torch::randn({F, d})).requires_grad_(), wu = (0.05 * torch::randn({F, d})).requires_grad_();
-  const bool was = ember::set_fused_swiglu(fused);
-  const auto projections_were = ember::set_fused_projections(ember::FusedProjections::on);
+  using ember::kernels::Path;
+  const ember::kernels::ScopedPath gate(ember::kernels::Op::swiglu, fused ? Path::fused : Path::aten);
+  const ember::kernels::ScopedPath stacked(ember::kernels::Op::projections, Path::fused);
   for (auto _ : state) {
     at::Tensor z;
     {
@@ -76,8 +78,6 @@ void BM_SwiGLUGate(benchmark::State& state) {
     benchmark::DoNotOptimize(x.grad().data_ptr());
     x.mutable_grad() = at::Tensor(), wg.mutable_grad() = at::Tensor(), wu.mutable_grad() = at::Tensor();
   }
-  ember::set_fused_projections(projections_were);
-  ember::set_fused_swiglu(was);
   state.SetItemsProcessed(state.iterations() * rows * F);
 }
 BENCHMARK(BM_SwiGLUGate)->ArgsProduct({{1, 0}, {0, 1}})->Unit(benchmark::kMillisecond);

@@ -1,17 +1,16 @@
 #!/usr/bin/env bash
-# One fusion on against off, by its switch: SWITCH=1 against SWITCH=0 for a whole training step of
-# ember_train_bench, each run its own process, rounds alternating on / off (ABAB), fp32 and bf16
-# autocast. SWITCH: EMBER_FUSED_PROJECTIONS (model/fused_projections.h: q, k, v in one GEMM, gate
-# and up in one; the default), EMBER_FUSED_NORM (model/norm.h: RMSNorm with its residual add, one
-# pass each way) or EMBER_FUSED_SWIGLU (model/swiglu_gate.h: the SwiGLU gate as one
-# kernel each way). Prints a Markdown row per shape and precision: median tokens/s of each, and
-# the per-round ratio.
-# Usage: bench/run_fusion.sh [BUILD_DIR] [ROUNDS] [STEPS] [SWITCH]
+# One fused op against its ATen path: OP=fused against OP=aten (a key of the kernels section) for a
+# whole training step of ember_train_bench, each run its own process, rounds alternating (ABAB), fp32
+# and bf16 autocast. OP: projections (model/fused_projections.h: q, k, v in one GEMM, gate and up in
+# one; the default), norm (model/norm.h: RMSNorm with its residual add, one pass each way), swiglu
+# (model/swiglu_gate.h: the SwiGLU gate as one kernel each way), loss_head, rope or lev. Prints a
+# Markdown row per shape and precision: median tokens/s of each, and the per-round ratio.
+# Usage: bench/run_fusion.sh [BUILD_DIR] [ROUNDS] [STEPS] [OP]
 set -euo pipefail
 build="${1:-build}"
 rounds="${2:-5}"
 steps="${3:-6}"
-switch="${4:-EMBER_FUSED_PROJECTIONS}"
+op="${4:-projections}"
 bin="$build/bench/ember_train_bench"
 [ -x "$bin" ] || { echo "run_fusion: $bin not built" >&2; exit 2; }
 shapes=("tiny 256 128 4 4 384 8 256" "d512 256 512 4 8 1376 4 256")  # name V D L H D_FF B T
@@ -23,7 +22,8 @@ for shape in "${shapes[@]}"; do
   for precision in fp32 bf16; do
     for _ in $(seq 1 "$rounds"); do
       for fused in 1 0; do
-        r=$(env "$switch=$fused" "$bin" "$@" "$steps" "$precision" 2>/dev/null | tail -1)
+        path=aten; [ "$fused" = 1 ] && path=fused
+        r=$("$bin" "$@" "$steps" "$precision" tied "$op=$path" 2>/dev/null | tail -1)
         echo "{\"shape\": \"$name\", \"fused\": $fused, \"run\": $r}" | tee -a "$out" >&2
       done
     done

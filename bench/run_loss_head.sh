@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The loss head's time above its own GEMMs, fused pass against ATen pass (EMBER_FUSED_LOSS=0), fp32
+# The loss head's time above its own GEMMs, fused pass against ATen pass (kernels.loss_head = aten), fp32
 # and bf16 autocast, each run in its own process, rounds alternating the three (ABC ABC ...):
 # `matmuls` times the head's three GEMMs alone (logits, input gradient, weight gradient), so the
 # overhead is a head's time minus that; and within one profiled iteration of each head, its time
@@ -17,7 +17,7 @@ for precision in fp32 bf16; do
   for _ in $(seq 1 "$rounds"); do
     "$bin" matmuls $shape 2 "$precision" | tee -a "$out"
     "$bin" chunked $shape 2 "$precision" | tee -a "$out"
-    EMBER_FUSED_LOSS=0 "$bin" chunked $shape 2 "$precision" | tee -a "$out"
+    "$bin" chunked $shape 2 "$precision" aten | tee -a "$out"
   done
 done
 python3 - "$out" <<'PY'

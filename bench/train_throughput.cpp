@@ -1,7 +1,9 @@
 // End-to-end training step throughput of ember (forward, backward, clipping, fused AdamW) for a
 // model shape; prints one JSON line. bench/run_throughput.sh runs it beside the Python eager
 // reference (bench/reference_train.py) of the identical model.
-// Usage: ember_train_bench V D L H D_FF B T STEPS [fp32|bf16] [embedding kind]
+// Usage: ember_train_bench V D L H D_FF B T STEPS [fp32|bf16] [embedding kind] [OP=fused|aten ...]
+// (OP a key of the kernels section, e.g. norm=aten; the others auto, resolved as ember train does:
+// train/kernel_setup.h, the on-device check's cached table)
 #include <chrono>
 #include <iostream>
 
@@ -13,10 +15,11 @@
 #include "ember/train/peak_flops.h"
 #include "ember/util/denormals.h"
 #include "ember/util/host_memory.h"
+#include "ember/train/kernel_setup.h"
 
 int main(int argc, char** argv) {
   if (argc < 9) {
-    std::cerr << "usage: ember_train_bench V D L H D_FF B T STEPS [fp32|bf16] [tied|untied|lev|...]\n";
+    std::cerr << "usage: ember_train_bench V D L H D_FF B T STEPS [fp32|bf16] [tied|untied|lev|...] [OP=fused|aten ...]\n";
     return 2;
   }
   auto shape = ember::bench::parse_bench_shape(argv);
@@ -24,6 +27,19 @@ int main(int argc, char** argv) {
   const int64_t B = shape.batch, T = shape.seq_len, steps = std::stoll(argv[8]);
   const bool bf16 = argc > 9 && std::string(argv[9]) == "bf16";
   if (argc > 10) cfg.embedding.kind = argv[10];
+  ember::KernelsConfig kernels;
+  auto& paths = kernels.choices;
+  for (int i = 11; i < argc; ++i) {
+    const std::string a = argv[i], op = a.substr(0, a.find('=')), path = a.substr(a.find('=') + 1);
+    bool known = false;
+    for (auto o : ember::kernels::kAllOps)
+      if (op == ember::kernels::op_name(o)) known = ember::enum_from_name(path, paths[o]);
+    if (!known || a.find('=') == std::string::npos) {
+      std::cerr << "ember_train_bench: '" << a << "' is not OP=fused|aten (OP: loss_head, norm, swiglu, rope, projections, lev)\n";
+      return 2;
+    }
+  }
+  ember::set_up_kernels(kernels, at::kCPU, bf16, nullptr, nullptr);
   ember::retain_freed_host_memory();  // as ember train does on CPUs
   ember::flush_denormals_on_all_threads();
   torch::manual_seed(0);

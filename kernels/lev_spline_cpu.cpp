@@ -6,6 +6,7 @@
 #include <string>
 
 #include "ember/util/error.h"
+#include "kernels/kernel_choice.h"
 #include "kernels/lev_spline.h"
 #include "kernels/lev_spline_cpu_loops.h"
 #include "kernels/lev_spline_cuda.h"
@@ -59,6 +60,7 @@ class SplineProduct : public torch::autograd::Function<SplineProduct> {
     at::Tensor m = u.is_meta()   ? at::empty({u.size(0), u.size(1), S.size(3)}, u.options())  // shapes only
                    : u.is_cuda() ? spline_forward_cuda(u, S, normalize)
                                  : spline_forward_cpu(u, S, normalize);
+    kernels::testing::apply_fault(kernels::Op::lev, m);
     ctx->save_for_backward({u, S, m});
     ctx->saved_data["normalize"] = normalize;
     return m;

@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   ember::cli::register_generate(app);
   ember::cli::register_prepare(app);
   ember::cli::register_inspect(app);
+  ember::cli::register_kernels(app);
   ember::cli::register_config(app);
   ember::cli::register_analyze(app);
   ember::cli::register_tokenizer(app);

@@ -1,22 +1,6 @@
 #include "ember/data/batch_prefetcher.h"
 
-#include <cstdlib>
-#include <string>
-
-#include "ember/util/error.h"
-
 namespace ember {
-
-int64_t prefetch_depth_setting() {
-  const char* v = std::getenv("EMBER_PREFETCH_BATCHES");
-  if (!v) return 2;
-  char* end = nullptr;
-  const long long depth = std::strtoll(v, &end, 10);
-  if (end == v || *end != '\0' || depth < 0 || depth > 1024)
-    throw UsageError(std::string("EMBER_PREFETCH_BATCHES='") + v +
-                     "': expected the number of batches to read ahead, 0 to 1024 (0: none)");
-  return depth;
-}
 
 BatchPrefetcher::BatchPrefetcher(BatchLoader& loader, int64_t depth, bool pin)
     : loader_(loader), depth_(depth), pin_(pin && depth > 0), position_(loader.save_state()) {}

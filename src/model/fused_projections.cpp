@@ -1,27 +1,15 @@
 #include "ember/model/fused_projections.h"
 
 #include <algorithm>
-#include <atomic>
-#include <cstdlib>
-#include <cstring>
 
 #include <ATen/autocast_mode.h>
 #include <torch/autograd.h>
 
 #include "ember/model/autocast.h"
+#include "kernels/kernel_choice.h"
 
 namespace ember {
 namespace {
-
-std::atomic<FusedProjections>& fused_mode() {  // EMBER_FUSED_PROJECTIONS: 1 on, 0 off, unset automatic
-  static std::atomic<FusedProjections> mode{[] {
-    const char* v = std::getenv("EMBER_FUSED_PROJECTIONS");
-    if (v && std::strcmp(v, "0") == 0) return FusedProjections::off;
-    if (v && std::strcmp(v, "1") == 0) return FusedProjections::on;
-    return FusedProjections::automatic;
-  }()};
-  return mode;
-}
 
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
@@ -72,6 +60,7 @@ struct StackedLinear : torch::autograd::Function<StackedLinear> {
     ctx->save_for_backward(saved);
     ctx->saved_data["x_dtype"] = x.scalar_type();
     ctx->saved_data["w_dtype"] = weights.front().scalar_type();
+    kernels::testing::apply_fault(kernels::Op::projections, y);
     auto parts = y.split_with_sizes(rows, -1);
     return variable_list(parts.begin(), parts.end());
   }
@@ -103,15 +92,9 @@ constexpr int64_t kMinStackedRows = 64;
 
 }  // namespace
 
-bool fused_projections(const at::Device& device) {
-  const auto mode = fused_mode().load();
-  return mode == FusedProjections::on || (mode == FusedProjections::automatic && device.is_cuda());
-}
-FusedProjections set_fused_projections(FusedProjections mode) { return fused_mode().exchange(mode); }
-
 std::vector<at::Tensor> projections(const at::Tensor& x, const std::vector<at::Tensor>& weights) {
   const bool few_rows = x.numel() / std::max<int64_t>(x.size(-1), 1) < kMinStackedRows;
-  if (weights.size() == 1 || !fused_projections(x.device()) || few_rows) {
+  if (weights.size() == 1 || !kernels::use_fused(kernels::Op::projections, x.device()) || few_rows) {
     std::vector<at::Tensor> out;
     for (const auto& w : weights) out.push_back(at::linear(x, w));
     return out;

@@ -5,6 +5,7 @@
 #include "ember/model/autocast.h"
 #include "ember/model/init.h"
 #include "ember/util/error.h"
+#include "kernels/kernel_choice.h"
 #include "kernels/lev_spline.h"
 
 namespace ember {
@@ -71,7 +72,6 @@ LevEmbedding::LevEmbedding(int64_t vocab, int64_t dim, const LevConfig& cfg)
     throw ConfigError(
         "model.embedding.lev.learnable_knot_scale needs model.embedding.lev.impl = reference or auto "
         "(the fused kernels assume the fixed knot grid)");
-  if (cfg_.impl == LevImpl::automatic) cfg_.impl = cfg.learnable_knot_scale ? LevImpl::reference : LevImpl::fused;
   codebooks_ = register_parameter("codebooks", normal_parameter({cfg.k, base_, ds}, 0.02));
   seed_proj_ = register_parameter("seed_proj", normal_parameter({h, ds, ds}, 0.02));
   ln_weight_ = register_parameter("ln_weight", ones_parameter({h, ds}));
@@ -92,11 +92,17 @@ at::Tensor LevEmbedding::squashed_seeds(const at::Tensor& ids) {
   return at::sigmoid(cfg_.squash == LevSquash::sigmoid_half_ln ? 0.5 * ln : ln);  // u_l in [0, 1]^{d_s}
 }
 
+// impl = auto: the fused kernels unless the knot scale is learnt or kernels.lev says aten.
+bool LevEmbedding::fused(const at::Tensor& u) const {
+  if (cfg_.impl != LevImpl::automatic) return cfg_.impl == LevImpl::fused;
+  return !cfg_.learnable_knot_scale && kernels::use_fused(kernels::Op::lev, u.device());
+}
+
 at::Tensor LevEmbedding::generate(const at::Tensor& ids) {
   NoAutocastScope fp32(ids.device());  // basis and product always in fp32 (step 8)
   auto u = squashed_seeds(ids);
-  auto M = cfg_.impl == LevImpl::fused ? lev::spline_product(u, spline_, cfg_.normalize_basis)
-                                       : lev::spline_product_reference(u, spline_, cfg_.normalize_basis, knot_scale_);
+  auto M = fused(u) ? lev::spline_product(u, spline_, cfg_.normalize_basis)
+                    : lev::spline_product_reference(u, spline_, cfg_.normalize_basis, knot_scale_);
   return at::matmul(M.reshape({M.size(0), -1}), out_proj_);  // E(i) = sum_l M_l W_out_l  (step 7)
 }
 

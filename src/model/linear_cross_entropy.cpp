@@ -3,20 +3,14 @@
 #include <torch/autograd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <utility>
 
 #include "ember/model/autocast.h"
-#include "ember/util/env_switch.h"
+#include "kernels/kernel_choice.h"
 #include "kernels/xent.h"
 
 namespace ember {
 namespace {
-
-std::atomic<bool>& fused_switch() {  // EMBER_FUSED_LOSS=0 turns the fused rows off (A/B runs)
-  static std::atomic<bool> on{on_unless_env_zero("EMBER_FUSED_LOSS")};
-  return on;
-}
 
 struct Pass {
   at::Tensor loss_sum;        // sum over rows of CE, in the accumulation dtype
@@ -50,7 +44,7 @@ void accumulate_weight_grad(at::Tensor& acc, const at::Tensor& z, const at::Tens
   }
 }
 
-// One chunk with ATen ops (EMBER_FUSED_LOSS=0, or logits the fused rows do not take): fp32 copy of
+// One chunk with ATen ops (kernels.loss_head = aten, or logits the fused rows do not take): fp32 copy of
 // the logits, log_softmax, exp, scatter of -1, scale and cast back. Returns the gradient of the
 // logits (mm dtype; undefined without gradients) and the chunk's CE per row.
 std::pair<at::Tensor, at::Tensor> aten_chunk(at::Tensor z, const at::Tensor& yc, const Chunked& c) {
@@ -87,6 +81,7 @@ Pass chunked_pass(const at::Tensor& h, const at::Tensor& w, const at::Tensor& y,
     at::Tensor ce;
     if (c.fused) {
       ce = xent::softmax_xent_rows_(z, yc, c.scale, c.factor / static_cast<double>(c.N), c.grads);
+      kernels::testing::apply_fault(kernels::Op::loss_head, ce);
     } else {
       auto [g, chunk_ce] = aten_chunk(std::move(z), yc, c);
       z = std::move(g), ce = std::move(chunk_ce);
@@ -107,7 +102,7 @@ Chunked plan(const at::Tensor& h, const at::Tensor& w, double scale, double fact
   c.acc = c.mm == at::kDouble ? at::kDouble : at::kFloat;
   c.scale = scale, c.factor = factor, c.N = h.size(0);
   c.grads = grads, c.grad_weight = grads && grad_weight;
-  c.fused = fused_loss_head() && xent::fused_supported(at::empty({0, w.size(0)}, h.options().dtype(c.mm)));
+  c.fused = kernels::use_fused(kernels::Op::loss_head, h.device()) && xent::fused_supported(at::empty({0, w.size(0)}, h.options().dtype(c.mm)));
   return c;
 }
 
@@ -146,10 +141,6 @@ struct LinearCrossEntropy : torch::autograd::Function<LinearCrossEntropy> {
 };
 
 }  // namespace
-
-bool fused_loss_head() { return fused_switch().load(); }
-
-bool set_fused_loss_head(bool on) { return fused_switch().exchange(on); }
 
 at::Tensor linear_cross_entropy_per_row(const at::Tensor& hidden, const at::Tensor& weight, const at::Tensor& targets,
                                         double scale, int64_t chunk_rows) {

@@ -3,6 +3,7 @@
 #include "ember/model/fused_projections.h"
 #include "ember/model/init.h"
 #include "ember/model/swiglu_gate.h"
+#include "kernels/kernel_choice.h"
 
 namespace ember {
 
@@ -13,7 +14,7 @@ at::Tensor silu_derivative(const at::Tensor& h) {
 
 double SwiGLU::activation_bytes_per_token(int64_t elem) const {
   // gate, up and their product (the down projection's input), and SiLU(gate) unless fused
-  return (fused_swiglu() ? 3.0 : 4.0) * static_cast<double>(elem * d_ff());
+  return (kernels::path(kernels::Op::swiglu) != kernels::Path::aten ? 3.0 : 4.0) * static_cast<double>(elem * d_ff());
 }
 
 SwiGLU::SwiGLU(int64_t d_model, int64_t d_ff, double init_std, double out_std) {

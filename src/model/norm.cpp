@@ -2,19 +2,12 @@
 
 #include <torch/autograd.h>
 
-#include <atomic>
-
 #include "ember/model/init.h"
-#include "ember/util/env_switch.h"
+#include "kernels/kernel_choice.h"
 #include "kernels/rms_norm.h"
 
 namespace ember {
 namespace {
-
-std::atomic<bool>& fused_setting() {  // EMBER_FUSED_NORM=0: ATen's ops
-  static std::atomic<bool> on{on_unless_env_zero("EMBER_FUSED_NORM")};
-  return on;
-}
 
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
@@ -34,6 +27,7 @@ struct FusedRmsNorm : torch::autograd::Function<FusedRmsNorm> {
     ctx->set_materialize_grads(false);  // an unused output's gradient stays undefined, not zeros
     const auto x = x_in.contiguous();
     auto f = rms_norm::forward(x, {}, g, eps, x.scalar_type());
+    kernels::testing::apply_fault(kernels::Op::norm, f.y);
     ctx->save_for_backward({x, g, f.r});
     ctx->saved_data["m_type"] = static_cast<int64_t>(x.scalar_type());
     return f.y;
@@ -52,6 +46,7 @@ struct FusedAddRmsNorm : torch::autograd::Function<FusedAddRmsNorm> {
                                double eps, int64_t y_type) {
     ctx->set_materialize_grads(false);  // h unused (the final norm's): no zero-filled dh read in backward
     auto f = rms_norm::forward(x, m, g, eps, static_cast<at::ScalarType>(y_type));
+    kernels::testing::apply_fault(kernels::Op::norm, f.y);
     ctx->save_for_backward({f.h, g, f.r});
     ctx->saved_data["m_type"] = static_cast<int64_t>(m.scalar_type());
     return {f.h, f.y};
@@ -62,26 +57,25 @@ struct FusedAddRmsNorm : torch::autograd::Function<FusedAddRmsNorm> {
   }
 };
 
+bool fused(const at::Tensor& x) { return kernels::use_fused(kernels::Op::norm, x.device()); }
+
 at::Tensor aten_norm(const at::Tensor& x, const at::Tensor& g, double eps) {
   return at::rms_norm(x, {x.size(-1)}, g, eps);
 }
 
 }  // namespace
 
-bool fused_norm() { return fused_setting().load(); }
-bool set_fused_norm(bool on) { return fused_setting().exchange(on); }
-
 RMSNorm::RMSNorm(int64_t dim, double eps) : eps_(eps) { weight_ = register_parameter("weight", ones_parameter({dim})); }
 
 at::Tensor RMSNorm::forward(const at::Tensor& x) {
-  if (!fused_norm() || !rms_norm::fused_supported(x, {}, weight_, x.scalar_type())) return aten_norm(x, weight_, eps_);
+  if (!fused(x) || !rms_norm::fused_supported(x, {}, weight_, x.scalar_type())) return aten_norm(x, weight_, eps_);
   return FusedRmsNorm::apply(x, weight_, eps_);
 }
 
 std::pair<at::Tensor, at::Tensor> RMSNorm::add_forward(const at::Tensor& x, const at::Tensor& m,
                                                        std::optional<at::ScalarType> y_type) {
   const auto out = y_type.value_or(x.scalar_type());
-  if (!fused_norm() || !rms_norm::fused_supported(x, m, weight_, out)) {
+  if (!fused(x) || !rms_norm::fused_supported(x, m, weight_, out)) {
     auto h = x + m;
     auto y = aten_norm(h, weight_, eps_);
     return {h, y.scalar_type() == out ? y : y.to(out)};

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "ember/util/error.h"
+#include "kernels/kernel_choice.h"
 #include "kernels/rope_cpu_loops.h"
 #include "kernels/rope_cuda.h"
 
@@ -17,7 +18,18 @@ namespace {
 // ember's CUDA kernel rotates inputs of any floating dtype in the tables' precision (fp32 below
 // fp64) and returns the input's dtype; elsewhere the input is cast to the tables' dtype first.
 bool fused_on_cuda(const at::Tensor& x) {
-  return x.is_cuda() && x.dim() == 4 && rope::cuda_kernel_runs_on(x.device());
+  return x.is_cuda() && x.dim() == 4 && kernels::use_fused(kernels::Op::rope, x.device()) &&
+         rope::cuda_kernel_runs_on(x.device());
+}
+
+bool fused_on_cpu(const at::Tensor& x) {
+  return x.is_cpu() && x.dim() == 4 && x.stride(3) == 1 && kernels::use_fused(kernels::Op::rope, x.device());
+}
+
+// The test-only fault of kernels/kernel_choice.h, on a forward rotation's output.
+at::Tensor with_fault(at::Tensor y, bool inverse) {
+  if (!inverse) kernels::testing::apply_fault(kernels::Op::rope, y);
+  return y;
 }
 
 // An output for a rotation of a [B, H, T, d_h] tensor laid out in memory as `layout` says: the heads
@@ -40,9 +52,9 @@ at::Tensor rotate(const at::Tensor& x, at::IntArrayRef layout, const at::Tensor&
   if (fused_on_cuda(x)) {
     auto y = empty_in_layout(x, layout);
     rope::rotate_cuda(x, y, cos_all, sin_all, offset, inverse);
-    return y;
+    return with_fault(y, inverse);
   }
-  if (x.is_cpu() && x.dim() == 4 && x.stride(3) == 1) {
+  if (fused_on_cpu(x)) {
     auto y = empty_in_layout(x, layout);
     const rope::Rows rows{x.size(0),   x.size(1),   T,           half,        offset,     x.stride(0),
                           x.stride(1), x.stride(2), y.stride(0), y.stride(1), y.stride(2)};
@@ -54,7 +66,7 @@ at::Tensor rotate(const at::Tensor& x, at::IntArrayRef layout, const at::Tensor&
                                r0, r1);
       });
     });
-    return y;
+    return with_fault(y, inverse);
   }
   auto cos = cos_all.narrow(0, offset, T), sin = sin_all.narrow(0, offset, T);
   if (inverse) sin = -sin;

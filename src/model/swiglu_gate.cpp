@@ -2,18 +2,11 @@
 
 #include <torch/autograd.h>
 
-#include <atomic>
-
-#include "ember/util/env_switch.h"
+#include "kernels/kernel_choice.h"
 #include "kernels/swiglu.h"
 
 namespace ember {
 namespace {
-
-std::atomic<bool>& fused_setting() {  // EMBER_FUSED_SWIGLU=0: ATen's ops
-  static std::atomic<bool> on{on_unless_env_zero("EMBER_FUSED_SWIGLU")};
-  return on;
-}
 
 // Whether b is the second half of the rows a is the first half of: [..., 2F] split in two.
 bool halves_of_one_buffer(const at::Tensor& a, const at::Tensor& b) {
@@ -31,7 +24,9 @@ struct SwiGLUGate : torch::autograd::Function<SwiGLUGate> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& a, const at::Tensor& b) {
     ctx->save_for_backward({a, b});
     ctx->saved_data["halves"] = halves_of_one_buffer(a, b);
-    return swiglu::gate_forward(a, b);
+    auto z = swiglu::gate_forward(a, b);
+    kernels::testing::apply_fault(kernels::Op::swiglu, z);
+    return z;
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
@@ -50,11 +45,8 @@ struct SwiGLUGate : torch::autograd::Function<SwiGLUGate> {
 
 }  // namespace
 
-bool fused_swiglu() { return fused_setting().load(); }
-bool set_fused_swiglu(bool on) { return fused_setting().exchange(on); }
-
 at::Tensor swiglu_gate(const at::Tensor& a, const at::Tensor& b) {
-  if (!fused_swiglu() || !swiglu::fused_supported(a, b)) return at::silu(a) * b;
+  if (!kernels::use_fused(kernels::Op::swiglu, a.device()) || !swiglu::fused_supported(a, b)) return at::silu(a) * b;
   return SwiGLUGate::apply(a, b);
 }
 

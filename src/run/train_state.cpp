@@ -17,6 +17,7 @@ nlohmann::json TrainState::to_json() const {
                       {"world", world}};
   if (!origin.empty()) j["origin"] = origin;
   if (weights_only) j["weights_only"] = true;
+  if (!kernels.is_null()) j["kernels"] = kernels;
   return j;
 }
 
@@ -32,6 +33,7 @@ TrainState TrainState::from_json(const nlohmann::json& j, const std::string& whe
     s.world = j.value("world", int64_t{1});
     s.origin = j.value("origin", std::string());
     s.weights_only = j.value("weights_only", false);
+    s.kernels = j.value("kernels", nlohmann::json());
     return s;
   } catch (const nlohmann::json::exception& e) {
     throw CheckpointError(where + ": the train state in state.json lacks a field: " + e.what());

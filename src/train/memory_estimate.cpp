@@ -5,6 +5,7 @@
 #include "ember/model/init.h"
 #include "ember/model/linear_cross_entropy.h"
 #include "ember/model/lm.h"
+#include "kernels/kernel_choice.h"
 
 namespace ember {
 namespace {
@@ -53,7 +54,7 @@ MemoryEstimate estimate_training_memory(const ModelConfig& cfg, const MemoryOpti
   m.activations_per_block_token = blocks.empty() ? 0 : all / static_cast<double>(blocks.size());
   m.activations = tokens * (kept + 8 * d);  // + the final RMSNorm's input and output
   const double V = static_cast<double>(cfg.vocab_size);
-  const bool fused = fused_loss_head();
+  const bool fused = kernels::path(kernels::Op::loss_head) != kernels::Path::aten;
   // a chunk's rows (model/linear_cross_entropy.h): of logits in the matmul dtype with the fused pass on
   // a GPU, of fp32 logits otherwise
   const int64_t bytes = fused && o.gpu ? static_cast<int64_t>(elem) : 4;
@@ -65,7 +66,7 @@ MemoryEstimate estimate_training_memory(const ModelConfig& cfg, const MemoryOpti
     const double cpu_bf16_product = !o.gpu && elem != 4 ? V * d * elem : 0;
     m.loss = tokens * d * (elem + (elem != 4 ? 4 : 0)) + 4 * V * d + chunk * V * elem + cpu_bf16_product;
   } else {
-    // dL/dh, dL/dW, and one chunk's logits with their softmax and low-precision copy (EMBER_FUSED_LOSS=0)
+    // dL/dh, dL/dW, and one chunk's logits with their softmax and low-precision copy (kernels.loss_head = aten)
     m.loss = tokens * d * elem + 4 * V * d + chunk * V * (8 + elem);
   }
   return m;

@@ -17,6 +17,7 @@
 #include "ember/run/run_data.h"
 #include "ember/train/device_choice.h"
 #include "ember/train/device_memory.h"
+#include "ember/train/kernel_setup.h"
 #include "ember/train/lr_schedule.h"
 #include "ember/train/nonfinite_report.h"
 #include "ember/train/peak_flops.h"
@@ -104,7 +105,7 @@ void Trainer::open_data() {
   o.seq_len = cfg_.train.seq_len;
   o.seed = static_cast<uint64_t>(cfg_.train.seed);
   train_loader_ = open_loader(cfg_.data.train, "data.train", o, cfg_.model.vocab_size);
-  train_batches_ = std::make_unique<BatchPrefetcher>(*train_loader_, prefetch_depth_setting(), device_.is_cuda());
+  train_batches_ = std::make_unique<BatchPrefetcher>(*train_loader_, cfg_.kernels.prefetch_batches, device_.is_cuda());
   if (!cfg_.data.val.empty()) {
     o.shuffle = false;
     val_loader_ = open_loader(cfg_.data.val, "data.val", o, cfg_.model.vocab_size);
@@ -484,6 +485,11 @@ TrainSummary Trainer::run() {
   together("opening the run directory", [&] { open_run_dir(); });
   together("resuming", [&] { resume(); });
   check_ranks_resumed_alike();
+  const auto kernels = set_up_kernels(cfg_.kernels, device_, cfg_.train.precision == Precision::bf16, comm_.get(),
+                                      opt_.resume ? state_.kernels : nlohmann::json());
+  state_.kernels = kernels.record;
+  if (main_rank() && !kernels.table.is_null())  // the check behind auto's choices, beside the config
+    write_file_atomic(run_dir_ / "kernels.json", kernels.table.dump(2) + "\n");
   record_config();
   log_memory_per_rank();
   peak_flops_ = measure_peak();

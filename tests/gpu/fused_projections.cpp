@@ -11,6 +11,7 @@
 #include "ember/model/autocast.h"
 #include "ember/model/fused_projections.h"
 #include "ember/model/lm.h"
+#include "kernels/kernel_choice.h"
 #include "tests/gpu/gpu_precondition.h"
 
 namespace {
@@ -20,8 +21,8 @@ struct Result {
   std::map<std::string, at::Tensor> grads;
 };
 
-Result run(ember::LanguageModel& m, const at::Tensor& ids, bool bf16, ember::FusedProjections mode) {
-  const auto was = ember::set_fused_projections(mode);
+Result run(ember::LanguageModel& m, const at::Tensor& ids, bool bf16, ember::kernels::Path path) {
+  const ember::kernels::ScopedPath scope(ember::kernels::Op::projections, path);
   m.zero_grad();
   at::Tensor loss, logits;
   {
@@ -33,7 +34,6 @@ Result run(ember::LanguageModel& m, const at::Tensor& ids, bool bf16, ember::Fus
   loss.backward();
   Result r{logits, {}};
   for (const auto& p : m.named_parameters()) r.grads[p.key()] = p.value().grad().clone();
-  ember::set_fused_projections(was);
   return r;
 }
 
@@ -60,9 +60,9 @@ int main() {
   auto ids = torch::randint(0, 512, {4, 128}, torch::kLong).cuda();
   bool ok = true;
   for (const bool bf16 : {false, true}) {
-    const auto fused = run(m, ids, bf16, ember::FusedProjections::on);
-    const auto separate = run(m, ids, bf16, ember::FusedProjections::off);
-    const auto automatic = run(m, ids, bf16, ember::FusedProjections::automatic);
+    const auto fused = run(m, ids, bf16, ember::kernels::Path::fused);
+    const auto separate = run(m, ids, bf16, ember::kernels::Path::aten);
+    const auto automatic = run(m, ids, bf16, ember::kernels::Path::automatic);
     const double diff = worst(fused, separate), tol = bf16 ? 3e-2 : 1e-4;
     const bool same_path = worst(automatic, fused) == 0.0;
     std::cout << (bf16 ? "bf16" : "fp32") << ": stacked vs one linear per weight, worst relative difference " << diff

@@ -1,4 +1,4 @@
-// A fusion's switch over a whole model on the GPU (shared by the gpu checks of the fused kernels):
+// One op's path over a whole model on the GPU (shared by the gpu checks of the fused kernels):
 // the loss and every parameter's gradient of one fp32 model with the fusion on against off, as the
 // worst relative difference, printed with its tolerance.
 #pragma once
@@ -10,9 +10,10 @@
 #include <vector>
 
 #include "ember/model/lm.h"
+#include "kernels/kernel_choice.h"
 
-// set_fused(on) turns the fusion on or off and returns its previous setting.
-inline bool fused_model_matches(const char* what, const std::function<bool(bool)>& set_fused) {
+// The model with `op` fused against on ATen's ops.
+inline bool fused_model_matches(const char* what, ember::kernels::Op op) {
   ember::ModelConfig c;
   c.vocab_size = 512, c.d_model = 256, c.n_layers = 2, c.n_heads = 8, c.max_seq_len = 256, c.mlp.d_ff = 688;
   torch::manual_seed(2);
@@ -20,13 +21,12 @@ inline bool fused_model_matches(const char* what, const std::function<bool(bool)
   m.to(at::kCUDA);
   const auto ids = torch::randint(0, 512, {4, 128}, torch::kLong).cuda();
   auto grads = [&](bool fused) {
-    const bool was = set_fused(fused);
+    const ember::kernels::ScopedPath path(op, fused ? ember::kernels::Path::fused : ember::kernels::Path::aten);
     m.zero_grad();
     auto loss = m.loss(ids, ids.roll(1, 1));
     loss.backward();
     std::vector<at::Tensor> out{loss.detach().cpu()};
     for (const auto& p : m.parameters()) out.push_back(p.grad().cpu());
-    set_fused(was);
     return out;
   };
   const auto fused = grads(true), aten = grads(false);

@@ -109,7 +109,7 @@ int main() {
     std::cout << "FAIL: gpu.rms_norm: a CUDA device but no RMSNorm kernel for it in this build\n";
     return 1;
   }
-  const bool ok = kernels_match() && widest_rows_run() && fused_model_matches("fused norms", ember::set_fused_norm);
+  const bool ok = kernels_match() && widest_rows_run() && fused_model_matches("fused norms", ember::kernels::Op::norm);
   std::cout << (ok ? "OK" : "FAIL") << "\n";
   return ok ? 0 : 1;
 }

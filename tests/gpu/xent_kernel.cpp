@@ -11,6 +11,7 @@
 #include "ember/model/autocast.h"
 #include "ember/model/linear_cross_entropy.h"
 #include "kernels/rope_cuda.h"
+#include "kernels/kernel_choice.h"
 #include "kernels/xent.h"
 #include "tests/gpu/gpu_precondition.h"
 
@@ -51,7 +52,8 @@ struct Grads {
 };
 
 Grads head(const at::Tensor& h0, const at::Tensor& w0, const at::Tensor& y, bool bf16, bool fused) {
-  const bool was = ember::set_fused_loss_head(fused);
+  const ember::kernels::ScopedPath path(ember::kernels::Op::loss_head,
+                                       fused ? ember::kernels::Path::fused : ember::kernels::Path::aten);
   auto h = h0.clone().requires_grad_(), w = w0.clone().requires_grad_();
   at::Tensor loss;
   {
@@ -59,7 +61,6 @@ Grads head(const at::Tensor& h0, const at::Tensor& w0, const at::Tensor& y, bool
     loss = ember::linear_cross_entropy(h, w, y, 1.0, 1000);
   }
   loss.backward();
-  ember::set_fused_loss_head(was);
   return {loss.detach(), h.grad(), w.grad()};
 }
 

@@ -21,7 +21,7 @@ train_fails() {
 
 train_fails "non-finite loss at step 1" -c tiny.yaml "${broken[@]}" --debug-nonfinite
 # The op that made the first non-finite value from finite inputs: the loss head's fused pass, or an
-# ATen op of its unfused pass (EMBER_FUSED_LOSS=0).
+# ATen op of its unfused pass (kernels.loss_head = aten).
 grep -qE "first non-finite tensor: forward of micro-batch 0: output 0 of head and loss > (aten::|ember::softmax_xent_rows_)" err.txt ||
   { cat err.txt >&2; fail "the error does not name the first non-finite op in the loss"; }
 grep -qF "[batches and report.json in $PWD/runs/tiny/nonfinite/step_1]" err.txt ||

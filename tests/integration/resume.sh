@@ -1,7 +1,7 @@
 # A run killed with SIGKILL, and one preempted with SIGTERM, then resumed, end with bit-identical
 # parameters and the same loss curve as an uninterrupted run; checkpoint.final=false skips only the
 # checkpoint at the end. Batches read ahead by a thread (the default) and read on demand
-# (EMBER_PREFETCH_BATCHES=0) train the same model; a bad read-ahead depth is refused by name.
+# (kernels.prefetch_batches = 0) train the same model; a bad read-ahead depth is refused by name.
 source "$(dirname "$0")/lib_common.sh"
 mkdir -p data
 make_synthetic data 64 200000 20000 >/dev/null
@@ -49,11 +49,11 @@ rc=0; wait $pid || rc=$?
 grep -q "stopped early" preempted.out || fail "preempted run did not say it stopped early"
 "$EMBER" train --resume --run-dir runs/preempted 2>>preempted.err >/dev/null || fail "resume after SIGTERM"
 
-EMBER_PREFETCH_BATCHES=0 "$EMBER" train "${ARGS[@]}" --run-dir runs/on_demand 2>on_demand.err >/dev/null \
+"$EMBER" train "${ARGS[@]}" --set kernels.prefetch_batches=0 --run-dir runs/on_demand 2>on_demand.err >/dev/null \
   || { cat on_demand.err; fail "run with batches read on demand"; }
-rc=0; EMBER_PREFETCH_BATCHES=two "$EMBER" train "${ARGS[@]}" --run-dir runs/bad_depth 2>bad_depth.err >/dev/null || rc=$?
-[ "$rc" -ne 0 ] || fail "EMBER_PREFETCH_BATCHES=two was accepted"
-grep -q "EMBER_PREFETCH_BATCHES='two'" bad_depth.err || { cat bad_depth.err; fail "the bad depth's error does not name it"; }
+rc=0; "$EMBER" train "${ARGS[@]}" --set kernels.prefetch_batches=two --run-dir runs/bad_depth 2>bad_depth.err >/dev/null || rc=$?
+[ "$rc" -ne 0 ] || fail "kernels.prefetch_batches=two was accepted"
+grep -q "kernels.prefetch_batches" bad_depth.err || { cat bad_depth.err; fail "the bad depth's error does not name it"; }
 [ ! -e runs/bad_depth ] || fail "a refused run left runs/bad_depth behind"
 
 want=$(sha256sum <runs/straight/checkpoints/step_200/model.safetensors)

@@ -303,23 +303,6 @@ TEST(Prefetch, SavesTheConsumersPositionNotTheReadersAndResumesFromIt) {
   ASSERT_TRUE(torch::equal(ahead.next(), check.next()));
 }
 
-TEST(Prefetch, DepthComesFromTheEnvironmentAndABadValueNamesTheVariable) {
-  ::unsetenv("EMBER_PREFETCH_BATCHES");
-  EXPECT_EQ(ember::prefetch_depth_setting(), 2);
-  ::setenv("EMBER_PREFETCH_BATCHES", "0", 1);
-  EXPECT_EQ(ember::prefetch_depth_setting(), 0);
-  for (const char* bad : {"", "two", "-1", "3x", "5000"}) {
-    ::setenv("EMBER_PREFETCH_BATCHES", bad, 1);
-    try {
-      ember::prefetch_depth_setting();
-      ADD_FAILURE() << "accepted '" << bad << "'";
-    } catch (const ember::UsageError& e) {
-      EXPECT_NE(std::string(e.what()).find("EMBER_PREFETCH_BATCHES"), std::string::npos) << e.what();
-    }
-  }
-  ::unsetenv("EMBER_PREFETCH_BATCHES");
-}
-
 TEST(TextEncoder, TextInputsBecomeShardsThroughTheEncoderAndShardsPassThrough) {
   auto d = scratch_dir("text_inputs");
   ember::write_shard(d / "s.bin", iota_tokens(50));

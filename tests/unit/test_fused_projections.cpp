@@ -15,11 +15,8 @@ namespace fused_projections {
 namespace {
 
 // Sets the switch for one scope.
-struct FusedProjections {
-  ember::FusedProjections was;
-  explicit FusedProjections(bool on)
-      : was(ember::set_fused_projections(on ? ember::FusedProjections::on : ember::FusedProjections::off)) {}
-  ~FusedProjections() { ember::set_fused_projections(was); }
+struct FusedProjections : ember::testing::ScopedFusion {
+  explicit FusedProjections(bool on) : ScopedFusion(ember::kernels::Op::projections, on) {}
 };
 
 struct Run {
@@ -85,12 +82,15 @@ TEST(FusedProjections, EqualOneLinearPerWeightInEveryPrecision) {
 // Autograd's gradients of the fused path against central differences at every element (gradcheck).
 // The default: stacked for CUDA inputs only (slower on this CPU: bench/RESULTS.md).
 TEST(FusedProjections, AreOnForCudaInputsByDefault) {
-  const auto was = ember::set_fused_projections(ember::FusedProjections::automatic);
-  EXPECT_TRUE(ember::fused_projections(at::Device(at::kCUDA, 0)));
-  EXPECT_FALSE(ember::fused_projections(at::Device(at::kCPU)));
-  ember::set_fused_projections(ember::FusedProjections::off);
-  EXPECT_FALSE(ember::fused_projections(at::Device(at::kCUDA, 0)));
-  ember::set_fused_projections(was);
+  using ember::kernels::Op;
+  using ember::kernels::Path;
+  {
+    const ember::kernels::ScopedPath automatic(Op::projections, Path::automatic);
+    EXPECT_TRUE(ember::kernels::use_fused(Op::projections, at::Device(at::kCUDA, 0)));
+    EXPECT_FALSE(ember::kernels::use_fused(Op::projections, at::Device(at::kCPU)));
+  }
+  const ember::kernels::ScopedPath aten(Op::projections, Path::aten);
+  EXPECT_FALSE(ember::kernels::use_fused(Op::projections, at::Device(at::kCUDA, 0)));
 }
 
 TEST(FusedProjections, PassGradcheckInFloat64) {

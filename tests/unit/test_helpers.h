@@ -7,6 +7,7 @@
 #include <string>
 
 #include "ember/util/error.h"
+#include "kernels/kernel_choice.h"
 
 namespace ember::testing {
 
@@ -20,14 +21,10 @@ inline int64_t parameter_count(const torch::nn::Module& m) {
   return n;
 }
 
-// A switch (a fusion's setter, which returns the previous setting) held at `on` for one scope.
-struct ScopedSwitch {
-  bool (*set)(bool);
-  bool was;
-  ScopedSwitch(bool (*setter)(bool), bool on) : set(setter), was(setter(on)) {}
-  ~ScopedSwitch() { set(was); }
-  ScopedSwitch(const ScopedSwitch&) = delete;
-  ScopedSwitch& operator=(const ScopedSwitch&) = delete;
+// An op held on ember's fused kernel (on) or ATen's ops (off) for one scope.
+struct ScopedFusion : ember::kernels::ScopedPath {
+  ScopedFusion(ember::kernels::Op op, bool on)
+      : ScopedPath(op, on ? ember::kernels::Path::fused : ember::kernels::Path::aten) {}
 };
 
 // What f throws as an ember::Error, or "(no error)".

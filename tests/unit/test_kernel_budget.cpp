@@ -61,17 +61,17 @@ double block_ops(const std::string& mixer, bool bf16) {
   return ops;
 }
 
-// The ops of an attention block with a fusion on and off (its setter returns the previous
-// setting), the projections stacked as on a GPU.
-std::pair<double, double> attention_ops_on_and_off(bool (*set_fused)(bool), bool bf16) {
-  const auto was = ember::set_fused_projections(ember::FusedProjections::on);
-  const bool fusion_was = set_fused(true);
-  const double on = block_ops("attention", bf16);
-  set_fused(false);
-  const double off = block_ops("attention", bf16);
-  set_fused(fusion_was);
-  ember::set_fused_projections(was);
-  return {on, off};
+using ember::kernels::Op;
+using ember::testing::ScopedFusion;
+
+// The ops of an attention block with an op fused and on ATen, the projections stacked as on a GPU.
+std::pair<double, double> attention_ops_on_and_off(Op op, bool bf16) {
+  const ScopedFusion stacked(Op::projections, true);
+  auto ops = [&](bool fused) {
+    const ScopedFusion path(op, fused);
+    return block_ops("attention", bf16);
+  };
+  return {ops(true), ops(false)};
 }
 
 struct Budget {
@@ -82,8 +82,7 @@ struct Budget {
 
 TEST(KernelBudget, OpsPerBlockForwardAndBackward) {
   // The counts of the path a GPU takes: the projections stacked (on the CPU only when asked).
-  const auto was = ember::set_fused_projections(ember::FusedProjections::on);
-  const bool gate_was = ember::set_fused_swiglu(true);
+  const ScopedFusion stacked(Op::projections, true), gate(Op::swiglu, true);
   // d 64, 4 heads, d_ff 128, 2 x 32 tokens; the counts do not depend on the thread count.
   for (const auto& b : {Budget{"attention", false, 62}, Budget{"attention", true, 84},
                         Budget{"gated_attention", false, 68}, Budget{"titans", false, 1602},
@@ -92,40 +91,37 @@ TEST(KernelBudget, OpsPerBlockForwardAndBackward) {
     std::cout << b.mixer << (b.bf16 ? " bf16" : " fp32") << ": " << ops << " ops per block, forward + backward\n";
     EXPECT_LE(ops, b.limit) << b.mixer << (b.bf16 ? " bf16" : " fp32");
   }
-  ember::set_fused_projections(was);
-  ember::set_fused_swiglu(gate_was);
 }
 
-// EMBER_FUSED_SWIGLU reaches the block: the fused gate is one op forward and one backward where ATen
+// kernels.swiglu reaches the block: the fused gate is one op forward and one backward where ATen
 // takes silu and mul, their backward and the copy gathering the stacked projection's gradient.
 TEST(KernelBudget, TheFusedSwiGLUGateSavesFourOpsPerBlock) {
   for (const bool bf16 : {false, true}) {
-    const auto [fused, aten] = attention_ops_on_and_off(ember::set_fused_swiglu, bf16);
+    const auto [fused, aten] = attention_ops_on_and_off(Op::swiglu, bf16);
     std::cout << (bf16 ? "bf16" : "fp32") << ": " << fused << " ops with the fused gate, " << aten << " with ATen's\n";
     EXPECT_EQ(fused, aten - 4) << (bf16 ? "bf16" : "fp32");
   }
 }
 
-// EMBER_FUSED_NORM reaches the block: ATen's rms_norm is several ops each way and the residual add
+// kernels.norm reaches the block: ATen's rms_norm is several ops each way and the residual add
 // one more, where the fused pass is one op forward and one backward.
 TEST(KernelBudget, TheFusedNormsLaunchFewerOpsThanAtens) {
   for (const bool bf16 : {false, true}) {
-    const auto [fused, aten] = attention_ops_on_and_off(ember::set_fused_norm, bf16);
+    const auto [fused, aten] = attention_ops_on_and_off(Op::norm, bf16);
     std::cout << (bf16 ? "bf16" : "fp32") << ": " << fused << " ops with the fused norms, " << aten << " with ATen's\n";
     EXPECT_LT(fused, aten - 20) << (bf16 ? "bf16" : "fp32");
   }
 }
 
-// The switch reaches the block: without the fused projections (EMBER_FUSED_PROJECTIONS=0) the same
+// The switch reaches the block: without the fused projections (kernels.projections = aten) the same
 // block launches more ops, so an A/B run compares two paths.
 TEST(KernelBudget, FusedProjectionsLaunchFewerOpsThanOneLinearPerWeight) {
   for (const bool bf16 : {false, true}) {
-    const auto was = ember::set_fused_projections(ember::FusedProjections::on);
-    const double fused = block_ops("gated_attention", bf16);
-    ember::set_fused_projections(was);
-    const auto before = ember::set_fused_projections(ember::FusedProjections::off);
-    const double separate = block_ops("gated_attention", bf16);
-    ember::set_fused_projections(before);
+    auto ops = [&](bool stacked) {
+      const ScopedFusion path(Op::projections, stacked);
+      return block_ops("gated_attention", bf16);
+    };
+    const double fused = ops(true), separate = ops(false);
     std::cout << (bf16 ? "bf16" : "fp32") << ": " << fused << " ops fused, " << separate << " one linear per weight\n";
     EXPECT_LT(fused, separate - 20) << (bf16 ? "bf16" : "fp32");
   }

@@ -7,6 +7,7 @@
 #include "ember/model/mixers/attention.h"
 #include "ember/model/swiglu_gate.h"
 #include "ember/train/memory_estimate.h"
+#include "test_helpers.h"
 
 namespace {
 
@@ -62,9 +63,8 @@ TEST(MemoryEstimate, TheUnfusedSwiGLUGateAlsoKeepsSiLU) {
   ember::MemoryOptions o;
   o.micro_batch = 1, o.seq_len = 10;
   const double fused = ember::estimate_training_memory(c, o).activations_per_block_token;
-  const bool was = ember::set_fused_swiglu(false);
+  const ember::testing::ScopedFusion aten_gate(ember::kernels::Op::swiglu, false);
   const double aten = ember::estimate_training_memory(c, o).activations_per_block_token;
-  ember::set_fused_swiglu(was);
   EXPECT_DOUBLE_EQ(aten, fused + 4 * 160);  // SiLU(gate), d_ff 160 in fp32
 }
 
@@ -93,10 +93,9 @@ TEST(MemoryEstimate, TheLossChunkFollowsTheDevicesBudget) {
   EXPECT_DOUBLE_EQ(ember::estimate_training_memory(c, o).loss, N * d * 6 + 4 * V * d + 8192 * V * 2);
   o.precision = ember::Precision::fp32;
   EXPECT_DOUBLE_EQ(ember::estimate_training_memory(c, o).loss, N * d * 4 + 4 * V * d + 4096 * V * 4);
-  // The ATen pass (EMBER_FUSED_LOSS=0): fp32 logits, their softmax and the low-precision copy.
-  const bool was = ember::set_fused_loss_head(false);
+  // The ATen pass (kernels.loss_head = aten): fp32 logits, their softmax and the low-precision copy.
+  const ember::testing::ScopedFusion aten_head(ember::kernels::Op::loss_head, false);
   EXPECT_DOUBLE_EQ(ember::estimate_training_memory(c, o).loss, N * d * 4 + 4 * V * d + 4096 * V * 12);
   o.gpu = false;
   EXPECT_DOUBLE_EQ(ember::estimate_training_memory(c, o).loss, N * d * 4 + 4 * V * d + 328 * V * 12);
-  ember::set_fused_loss_head(was);
 }

@@ -17,8 +17,8 @@
 namespace rms_norm_test {
 namespace {
 
-struct Switch : ember::testing::ScopedSwitch {  // the fused norm on or off for one scope
-  explicit Switch(bool on) : ScopedSwitch(ember::set_fused_norm, on) {}
+struct Switch : ember::testing::ScopedFusion {  // the fused norm on or off for one scope
+  explicit Switch(bool on) : ScopedFusion(ember::kernels::Op::norm, on) {}
 };
 
 struct Result {

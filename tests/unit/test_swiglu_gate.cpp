@@ -16,8 +16,8 @@
 namespace swiglu_gate {
 namespace {
 
-struct Switch : ember::testing::ScopedSwitch {  // the fused gate on or off for one scope
-  explicit Switch(bool on) : ScopedSwitch(ember::set_fused_swiglu, on) {}
+struct Switch : ember::testing::ScopedFusion {  // the fused gate on or off for one scope
+  explicit Switch(bool on) : ScopedFusion(ember::kernels::Op::swiglu, on) {}
 };
 
 enum class Layout { separate, halves, strided };
@@ -114,10 +114,8 @@ TEST(SwiGLUGate, TheHalvesGradientsAreOneBuffer) {
 TEST(SwiGLUGate, TheMlpInAModelEqualsTheUnfusedOne) {
   auto grads = [&](bool fused) {
     Switch gate(fused);
-    const auto was = ember::set_fused_projections(fused ? ember::FusedProjections::on : ember::FusedProjections::off);
-    auto out = ember::testing::small_model_loss_and_gradients();
-    ember::set_fused_projections(was);
-    return out;
+    const ember::testing::ScopedFusion stacked(ember::kernels::Op::projections, fused);
+    return ember::testing::small_model_loss_and_gradients();
   };
   const auto fused = grads(true), plain = grads(false);
   ASSERT_EQ(fused.size(), plain.size());

@@ -1,6 +1,6 @@
 // The fused softmax cross-entropy rows (kernels/xent.h) against ATen's log_softmax in float64, in
 // fp64, fp32 and bf16; the loss head (model/linear_cross_entropy.h) fused against its ATen path
-// (EMBER_FUSED_LOSS=0) and against central differences; the trainer's folded loss scale against
+// (kernels.loss_head = aten) and against central differences; the trainer's folded loss scale against
 // loss * scale with autograd, tied and untied.
 #include <gtest/gtest.h>
 
@@ -118,11 +118,10 @@ struct Grads {
 
 Grads run_head(const at::Tensor& h0, const at::Tensor& w0, const at::Tensor& y, double scale, int64_t rows,
                bool fused) {
-  const bool was = ember::set_fused_loss_head(fused);
+  const ember::testing::ScopedFusion head(ember::kernels::Op::loss_head, fused);
   auto h = h0.clone().requires_grad_(), w = w0.clone().requires_grad_();
   auto loss = ember::linear_cross_entropy(h, w, y, scale, rows);
   (loss * 2.5).backward();
-  ember::set_fused_loss_head(was);
   return {loss.detach(), h.grad(), w.grad()};
 }
 
@@ -159,7 +158,7 @@ TEST(FusedLossHead, GradientsMatchCentralDifferences) {
   torch::manual_seed(9);
   Head head;
   const auto y = torch::randint(0, 17, {9}, torch::kLong);
-  ASSERT_TRUE(ember::fused_loss_head());
+  ASSERT_TRUE(ember::kernels::use_fused(ember::kernels::Op::loss_head, at::kCPU));
   ember::testing::expect_gradients_match_central_differences(
       head, [&] { return ember::linear_cross_entropy(head.h, head.w, y, 0.8, 4); }, {"h", "w"});
 }

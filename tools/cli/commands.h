@@ -39,6 +39,7 @@ void register_eval(CLI::App& app);
 void register_generate(CLI::App& app);
 void register_prepare(CLI::App& app);
 void register_inspect(CLI::App& app);
+void register_kernels(CLI::App& app);
 void register_config(CLI::App& app);
 void register_analyze(CLI::App& app);
 void register_tokenizer(CLI::App& app);

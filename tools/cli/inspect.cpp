@@ -41,7 +41,9 @@ MemoryOptions memory_options(const Config& cfg, const InspectArgs& a) {
 
 nlohmann::json memory_json(const Config& cfg, const InspectArgs& a) {
   const MemoryOptions o = memory_options(cfg, a);
+  const auto was = kernels::install(cfg.kernels.choices);  // the config's paths; auto counts as fused
   nlohmann::json j = estimate_training_memory(cfg.model, o).to_json();
+  kernels::install(was);
   j["micro_batch"] = o.micro_batch, j["seq_len"] = o.seq_len, j["precision"] = enum_name(o.precision);
   j["activation_checkpointing"] = enum_name(o.checkpointing), j["zero"] = o.zero, j["world"] = o.world;
   j["device_gb"] = a.device_gb;

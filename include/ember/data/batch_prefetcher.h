@@ -2,8 +2,8 @@
 // wait on the shards, and into pinned host memory when the batches go to a GPU (the copy can then
 // run asynchronously, non_blocking). Its checkpoint state is the consumer's: the loader state after
 // the last batch handed out, not after the last one read ahead, so a resumed run takes exactly the
-// batch it would have taken next. EMBER_PREFETCH_BATCHES=N sets how many batches are read ahead
-// (default 2); 0 reads each batch when it is asked for, on the caller's thread.
+// batch it would have taken next. `depth` batches are read ahead (kernels.prefetch_batches, default 2);
+// 0 reads each batch when it is asked for, on the caller's thread.
 #pragma once
 #include <ATen/ATen.h>
 
@@ -16,9 +16,6 @@
 #include "ember/data/loader.h"
 
 namespace ember {
-
-// How many batches are read ahead: EMBER_PREFETCH_BATCHES, else 2. A bad value is an error naming it.
-int64_t prefetch_depth_setting();
 
 class BatchPrefetcher final : public Stateful {
  public:

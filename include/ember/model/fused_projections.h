@@ -9,9 +9,9 @@
 // weight is a transient copy in forward and in backward, not kept between them. Below 64 rows of x
 // (decoding) it runs one linear per weight.
 //
-// By default the stacking is on for CUDA inputs and off on the CPU, where it measured 2-6% slower
-// in fp32 and even in bf16 (bench/RESULTS.md, "Fused projections"). EMBER_FUSED_PROJECTIONS=1
-// turns it on everywhere, =0 off everywhere (A/B runs); set_fused_projections does the same.
+// kernels.projections (kernels/kernel_choice.h) says whether it stacks; its built-in default stacks
+// for CUDA inputs only: on the CPU it measured 2-6% slower in fp32 and even in bf16 (bench/RESULTS.md,
+// "Fused projections").
 #pragma once
 #include <ATen/ATen.h>
 
@@ -21,10 +21,5 @@ namespace ember {
 
 // [x W_1^T, ..., x W_k^T] for x [..., d] and W_i [n_i, d].
 std::vector<at::Tensor> projections(const at::Tensor& x, const std::vector<at::Tensor>& weights);
-
-enum class FusedProjections { automatic, on, off };  // automatic: on for CUDA inputs
-// Whether projections() stacks the weights for an input on `device`; the setter returns the old mode.
-bool fused_projections(const at::Device& device);
-FusedProjections set_fused_projections(FusedProjections mode);
 
 }  // namespace ember

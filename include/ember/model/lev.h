@@ -57,6 +57,7 @@ class LevEmbedding : public Embedding {
   void set_impl(LevImpl impl) { cfg_.impl = impl; }
 
  private:
+  bool fused(const at::Tensor& u) const;
   int64_t vocab_, dim_, base_;
   LevConfig cfg_;
   at::Tensor codebooks_, seed_proj_, ln_weight_, ln_bias_, spline_, out_proj_, knot_scale_;

@@ -7,9 +7,9 @@
 //
 // Each chunk of logits stays in the matmul dtype: one fused pass (kernels/xent.h) reads it for the
 // row's log-sum-exp and turns it into its gradient in place, the input gradient is one GEMM into
-// its rows and the weight gradient one GEMM accumulated into fp32 (beta 1). EMBER_FUSED_LOSS=0
-// (or set_fused_loss_head(false)) uses ATen ops for that pass instead: fp32 copy, log_softmax,
-// exp, scatter, scale, cast.
+// its rows and the weight gradient one GEMM accumulated into fp32 (beta 1). kernels.loss_head =
+// aten (kernels/kernel_choice.h) uses ATen ops for that pass instead: fp32 copy, log_softmax, exp,
+// scatter, scale, cast.
 #pragma once
 #include <memory>
 
@@ -60,9 +60,5 @@ struct LossGradient {
 // scalar, fp32 or fp64).
 at::Tensor linear_cross_entropy(const at::Tensor& hidden, const at::Tensor& weight, const at::Tensor& targets,
                                 double scale = 1.0, int64_t chunk_rows = 0, const LossGradient& gradient = {});
-
-// Whether the fused pass is on (EMBER_FUSED_LOSS, default on); the setter returns the old value.
-bool fused_loss_head();
-bool set_fused_loss_head(bool on);
 
 }  // namespace ember

@@ -2,7 +2,7 @@
 // Fused (kernels/rms_norm.h: one pass forward, one backward, CPU loops and a CUDA kernel sharing
 // their math) wherever the kernels apply, also with the residual add before it: add_forward gives
 // h = x + m and RMSNorm(h) from one read of x and m, and its backward adds the gradient reaching h
-// along the stream into the norm's. ATen's ops elsewhere, or with EMBER_FUSED_NORM=0 (A/B runs).
+// along the stream into the norm's. ATen's ops elsewhere, or with kernels.norm = aten.
 #pragma once
 #include <torch/nn/module.h>
 
@@ -10,9 +10,6 @@
 #include <utility>
 
 namespace ember {
-
-bool fused_norm();
-bool set_fused_norm(bool on);  // returns the previous setting
 
 class RMSNorm : public torch::nn::Module {
  public:

@@ -5,16 +5,13 @@
 // gradients are written as the halves of one buffer, which the projection's backward then reads as
 // it is instead of copying the two together.
 //
-// On by default wherever the kernels apply (fp32, fp64 and bf16 on a CPU or on a GPU the kernel runs
-// on; ATen's ops elsewhere). EMBER_FUSED_SWIGLU=0 turns it off (A/B runs); set_fused_swiglu too.
+// Used wherever the kernels apply (fp32, fp64 and bf16 on a CPU or on a GPU the kernel runs on; ATen's
+// ops elsewhere) unless kernels.swiglu says aten (kernels/kernel_choice.h).
 #pragma once
 #include <ATen/ATen.h>
 
 namespace ember {
 
 at::Tensor swiglu_gate(const at::Tensor& a, const at::Tensor& b);
-
-bool fused_swiglu();
-bool set_fused_swiglu(bool on);  // returns the previous setting
 
 }  // namespace ember

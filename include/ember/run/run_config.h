@@ -14,6 +14,7 @@
 #include "ember/config/train_config.h"
 #include "ember/data/data_config.h"
 #include "ember/model/model_config.h"
+#include "kernels/kernels_config.h"
 
 namespace ember {
 
@@ -26,6 +27,7 @@ struct Config {
   CheckpointConfig checkpoint;
   LogConfig log;
   DistributedConfig distributed;
+  KernelsConfig kernels;
 
   void fields(FieldVisitor& v) {
     v.section("model", model);
@@ -36,6 +38,7 @@ struct Config {
     v.section("checkpoint", checkpoint);
     v.section("log", log);
     v.section("distributed", distributed);
+    v.section("kernels", kernels);
   }
 };
 

@@ -23,6 +23,9 @@ struct TrainState final : Stateful {
   // A checkpoint of weights alone (written by `ember import`): resume starts the optimizer, the data
   // order and the generator afresh.
   bool weights_only = false;
+  // The path each fused op took and the key of the kernel check behind `auto` (train/kernel_setup.h);
+  // null in checkpoints from before it was recorded.
+  nlohmann::json kernels;
 
   nlohmann::json to_json() const;
   static TrainState from_json(const nlohmann::json& j, const std::string& where);
