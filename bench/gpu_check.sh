@@ -11,8 +11,9 @@
 #   5. a few bf16 training steps of configs/tapered/1.3b.yaml and configs/leviathan/1.2b.yaml + lev.yaml
 #      on random tokens: tokens/s, MFU against the datasheet's dense bf16 peak and peak memory.
 # Usage: bench/gpu_check.sh [--build-only|--compare] [build_dir]
-#   --build-only: step 1 only, no GPU needed; --compare: steps 1 and 4, then bench/gpu_compare.sh in place
-#   of steps 2, 3 and 5 (ember against Python at its best, and LEV against the untied head, in ABAB rounds)
+#   --build-only: step 1 only, no GPU needed; --compare: steps 1 and 4 and the fused kernels' checks (each
+#   kernel against the CPU loops, bf16 training fused against ATen, `ember kernels --device cuda`), then
+#   bench/gpu_compare.sh in place of steps 2, 3 and 5 (ember against Python at its best, and LEV against the untied head, in ABAB rounds)
 #   EMBER_PYTHON           python whose torch provides LibTorch (default /opt/torch/.venv/bin/python3 if
 #                          present, else ember's venv)
 #   EMBER_GPU_STEPS        training steps per big config (default 12)
@@ -99,7 +100,7 @@ build_limit=$(budget 330)
 [ "$build_only" = 1 ] && build_limit=7200
 timeout "$build_limit" cmake --build "$build" -j "$(nproc)" --target ember ember_gpu_lev_kernels \
   ember_gpu_rope_kernel ember_gpu_xent_kernel ember_gpu_device_memory ember_gpu_fused_projections ember_gpu_swiglu_gate \
-  ember_gpu_rms_norm ember_gpu_nccl_collectives ember_lev_gpu_check \
+  ember_gpu_rms_norm ember_gpu_training_fusions ember_gpu_nccl_collectives ember_lev_gpu_check \
   ember_sdpa_gpu_check ember_ops \
   || { echo "gpu_check: the build failed or ran past ${build_limit} s"; exit 1; }
 echo "build: $((SECONDS - build_start)) s"
@@ -172,6 +173,14 @@ python_cuda() {  # the Python package's operators and modules on the GPU, loadin
 say "the Python package on CUDA: python/tests/test_cuda.py"
 check python_cuda
 
+# The fused kernels against the CPU loops and ATen, and the on-device check that kernels.* = auto
+# runs (`ember kernels`), in both modes: they are what a first run on an unseen GPU must trust.
+say "fused kernels: each against the CPU loops and ATen; bf16 tied checkpointed training fused vs ATen; ember kernels"
+for t in xent_kernel rms_norm swiglu_gate rope_kernel fused_projections training_fusions; do
+  check timeout "$(budget 60)" "$build/tests/gpu/ember_gpu_$t"
+done
+for precision in fp32 bf16; do check timeout "$(budget 60)" "$ember" kernels --device cuda --precision "$precision"; done
+
 if [ "$compare" = 1 ]; then
   # shellcheck source=bench/gpu_compare.sh
   source "$here/bench/gpu_compare.sh"
@@ -182,12 +191,7 @@ fi
 
 say "gpu tests: CUDA LEV kernels vs CPU (fp64/fp32, both normalisations), peak memory, NCCL collectives"
 check timeout "$(budget 60)" "$build/tests/gpu/ember_gpu_lev_kernels"
-check timeout "$(budget 30)" "$build/tests/gpu/ember_gpu_rope_kernel"
-check timeout "$(budget 30)" "$build/tests/gpu/ember_gpu_xent_kernel"
 check timeout "$(budget 30)" "$build/tests/gpu/ember_gpu_device_memory"
-check timeout "$(budget 30)" "$build/tests/gpu/ember_gpu_fused_projections"
-check timeout "$(budget 30)" "$build/tests/gpu/ember_gpu_swiglu_gate"
-check timeout "$(budget 30)" "$build/tests/gpu/ember_gpu_rms_norm"
 check timeout "$(budget 60)" "$build/tests/gpu/ember_gpu_nccl_collectives"
 check timeout "$(budget 30)" "$build/bench/ember_lev_gpu_check"
 check timeout "$(budget 60)" "$build/bench/ember_sdpa_gpu_check"
