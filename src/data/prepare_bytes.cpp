@@ -52,7 +52,7 @@ PrepareSummary prepare_bytes(const BytePrepareOptions& opt) {
   ShardSet::Description d;
   d.tokenizer = {{"tokenizer", "bytes"}, {"separator", kByteDocumentSeparator}};
   d.sources = std::move(sources);
-  d.documents = static_cast<int64_t>(docs.size());
+  d.files = d.documents = static_cast<int64_t>(docs.size());
   d.val_fraction = opt.val_fraction;
   d.empty_split_hint = "documents are assigned whole (a single one is cut), so use more of them or another --val-fraction";
   return shards.finish(d);

@@ -133,7 +133,7 @@ PrepareSummary merge_prepared_parts(const MergeOptions& opt) {
   d.tokenizer = shared_keys(first);
   for (const char* k : {"vocab_size", "dtype", "val_fraction", "token_counts"}) d.tokenizer.erase(k);
   d.sources = std::move(sources);
-  d.documents = documents;
+  d.files = d.documents = documents;  // the parts count their files
   d.val_fraction = first["val_fraction"].get<double>();
   d.eval_only = d.val_fraction >= 1.0;
   d.empty_split_hint = "prepare the whole list with more documents or another --val-fraction";

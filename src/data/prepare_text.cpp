@@ -86,6 +86,7 @@ PrepareSummary prepare_text(const TextPrepareOptions& opt) {
   TextUnitReader reader(docs, {opt.val_fraction, opt.jsonl_field, opt.text_column});
   Progress progress(total_bytes, opt.progress);
   std::vector<TextUnit> batch;
+  int64_t documents = 0;  // a file, a JSONL line or a Parquet row: each ends in one unit
   for (bool more = true; more;) {
     batch.clear();
     size_t bytes = 0;
@@ -96,7 +97,7 @@ PrepareSummary prepare_text(const TextPrepareOptions& opt) {
     }
     encode_batch(tok, batch, std::max(1, opt.threads));
     for (auto& b : batch) {
-      if (b.end_of_doc) b.ids.push_back(sep);
+      if (b.end_of_doc) b.ids.push_back(sep), ++documents;
       shards.add(b.ids, docs[b.source].string(), b.val);
       source_tokens[b.source] += static_cast<int64_t>(b.ids.size());
     }
@@ -116,7 +117,8 @@ PrepareSummary prepare_text(const TextPrepareOptions& opt) {
                  {"separator", sep}};
   if (!opt.corpus_name.empty()) d.tokenizer["corpus"] = opt.corpus_name;
   d.sources = std::move(sources);
-  d.documents = static_cast<int64_t>(docs.size());
+  d.files = static_cast<int64_t>(docs.size());
+  d.documents = documents;
   d.val_fraction = opt.val_fraction;
   d.eval_only = opt.val_fraction >= 1.0;  // e.g. the out-of-distribution corpora
   d.empty_split_hint = "use more documents or another --val-fraction";

@@ -10,6 +10,8 @@
 #include <cstring>
 #include <fstream>
 
+#include <nlohmann/json.hpp>
+
 #include "ember/io/npy.h"
 #include "ember/util/error.h"
 #include "ember/util/files.h"
@@ -151,6 +153,24 @@ void write_shard(const std::filesystem::path& path, const std::vector<uint32_t>&
   write_file_atomic(path, bytes);
 }
 
+namespace {
+
+// " (DIR was prepared with --val-fraction 0: it has no val split)" when `spec` asks for val shards
+// of a prepared corpus that has none, else "".
+std::string train_only_hint(const std::filesystem::path& spec) {
+  const auto manifest = (std::filesystem::is_directory(spec) ? spec : spec.parent_path()) / "manifest.json";
+  if (!std::filesystem::exists(manifest) || spec.filename().string().rfind("val", 0) != 0) return "";
+  try {
+    const auto j = nlohmann::json::parse(read_text_file(manifest));
+    if (j.value("val_shards", nlohmann::json::array()).empty() && j.value("val_fraction", 1.0) <= 0.0)
+      return " (" + manifest.parent_path().string() + " was prepared with --val-fraction 0: it has no val split)";
+  } catch (const std::exception&) {
+  }
+  return "";
+}
+
+}  // namespace
+
 std::vector<std::filesystem::path> resolve_shards(const std::vector<std::string>& specs, const std::string& key) {
   namespace fs = std::filesystem;
   std::vector<fs::path> out;
@@ -168,7 +188,7 @@ std::vector<std::filesystem::path> resolve_shards(const std::vector<std::string>
         for (size_t i = 0; i < g.gl_pathc; ++i) found.emplace_back(g.gl_pathv[i]);
       ::globfree(&g);
     }
-    if (found.empty()) throw DataError(key + ": '" + given + "' matches no shard file");
+    if (found.empty()) throw DataError(key + ": '" + given + "' matches no shard file" + train_only_hint(spec));
     std::sort(found.begin(), found.end());
     if (nanogpt)
       for (auto& f : found) f = kNanoGptPrefix + f.string();

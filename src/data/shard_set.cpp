@@ -23,7 +23,8 @@ void ShardSet::add(const std::vector<uint32_t>& ids, const std::string& where, b
 PrepareSummary ShardSet::finish(const Description& d) {
   train_.flush();
   val_.flush();
-  const bool empty_split = (train_.written().empty() && !d.eval_only) || val_.written().empty();
+  const bool train_only = d.val_fraction <= 0.0;  // --val-fraction 0: no val split, by request
+  const bool empty_split = (train_.written().empty() && !d.eval_only) || (val_.written().empty() && !train_only);
   if (empty_split && d.part.is_null()) {
     const bool val_empty = val_.written().empty();
     throw DataError(fmt::format("prepare: the {} split is empty: {} document(s) went by name to {} with "
@@ -48,7 +49,7 @@ PrepareSummary ShardSet::finish(const Description& d) {
                    {"sources", d.sources}});
   if (!d.part.is_null()) manifest["part"] = d.part;
   write_file_atomic(out_ / "manifest.json", manifest.dump(2) + "\n");  // last: the prepare is complete
-  PrepareSummary s{d.documents, train_.total(), val_.total(), {}};
+  PrepareSummary s{d.files, d.documents, train_.total(), val_.total(), {}};
   for (const auto& n : names) s.shards.push_back(out_ / n);
   return s;
 }

@@ -110,6 +110,8 @@ void Trainer::open_data() {
     o.shuffle = false;
     val_loader_ = open_loader(cfg_.data.val, "data.val", o, cfg_.model.vocab_size);
     require_same_tokenizer(cfg_.data.train, "data.train", cfg_.data.val, "data.val");
+  } else if (main_rank()) {
+    log::info("no validation set (data.val is empty): the run evaluates nothing");
   }
   cfg_.data = absolute_data_paths(cfg_.data, fs::current_path());  // config.yaml names them from anywhere
 }

@@ -75,6 +75,23 @@ mkdir -p jl_text jl_body && cp corpus/docs.jsonl jl_text/ && sed 's/"text"/"body
 (cd jl_body && "$EMBER" prepare text docs.jsonl --tokenizer ../tok/t.tiktoken --out out --val-fraction 0.3 \
   --jsonl-field body --no-progress) >/dev/null || fail "prepare text --jsonl-field body"
 for f in jl_text/out/*.bin; do cmp "$f" "jl_body/out/$(basename "$f")" || fail "--jsonl-field body: $(basename "$f") differs"; done
+# --val-fraction 0: a train-only corpus (no val shards); a run on it says it has no validation set,
+# and asking for its val split says why there is none. An empty split's error counts documents
+# (JSONL lines), not files.
+"$EMBER" prepare text corpus/docs.jsonl --tokenizer tok/t.tiktoken --out trainonly --val-fraction 0 --no-progress \
+  >trainonly.txt || fail "prepare text --val-fraction 0"
+grep -q "^1 files (40 documents)" trainonly.txt || { cat trainonly.txt; fail "the summary does not count the documents"; }
+"$PY" -c "import json; m = json.load(open('trainonly/manifest.json'))
+assert m['val_shards'] == [] and m['val_tokens'] == 0 and m['train_tokens'] > 0, m" || fail "the train-only manifest"
+write_tiny_config trainonly.yaml trainonly
+ONLY=(-c trainonly.yaml --set model.vocab_size=400 --set train.steps=2 --set optim.warmup_steps=1 --set train.seq_len=16)
+"$EMBER" train "${ONLY[@]}" --set "data.val=[]" --set log.name=trainonly >trainonly_train.txt 2>&1 ||
+  { cat trainonly_train.txt; fail "training without a validation set"; }
+grep -q "no validation set (data.val is empty)" trainonly_train.txt || fail "the run does not say it has no validation set"
+expect_error "trainonly was prepared with --val-fraction 0: it has no val split" \
+  "$EMBER" train "${ONLY[@]}" --set log.name=trainonly_val
+expect_error "the val split is empty: 40 document(s) went by name to train" \
+  "$EMBER" prepare text corpus/docs.jsonl --tokenizer tok/t.tiktoken --out tiny_val --val-fraction 0.000001 --no-progress
 expect_error "expected a JSON object with a string field 'text'" \
   "$EMBER" prepare text jl_body/docs.jsonl --tokenizer tok/t.tiktoken --out jl_bad --no-progress
 printf '{"text": "ok"}\n{"txt": "no"}\n' >bad.jsonl

@@ -58,7 +58,8 @@ TEST(PrepareText, JsonlAndTextRoundTrip) {
   opt.val_fraction = 0.25;
   opt.progress = false;
   const auto s = ember::prepare_text(opt);
-  EXPECT_EQ(s.documents, 41);
+  EXPECT_EQ(s.files, 41);
+  EXPECT_EQ(s.documents, 42);  // 2 JSONL lines (the blank one is none) and 40 text files
   const ember::Tokenizer tok(ember::resolve_tokenizer(opt.tokenizer));
   uint32_t sep = 0;
   ASSERT_TRUE(tok.document_separator(sep));

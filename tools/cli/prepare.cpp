@@ -15,7 +15,7 @@ void register_prepare(CLI::App& app) {
   auto opt = std::make_shared<BytePrepareOptions>();
   bytes->add_option("inputs", opt->inputs, "Text files or directories")->required();
   bytes->add_option("--out", opt->out_dir, "Output directory for shards and manifest.json")->required();
-  bytes->add_option("--val-fraction", opt->val_fraction, "Share of documents for validation")
+  bytes->add_option("--val-fraction", opt->val_fraction, "Share of documents for validation (0: a train-only corpus)")
       ->check(CLI::Range(0.0, 1.0));
   bytes->add_option("--ext", opt->extensions, "File extensions taken from directories");
   bytes->add_option("--shard-tokens", opt->shard_tokens, "Tokens per shard")->check(kPositive);

@@ -21,8 +21,8 @@ void add_common(CLI::App& cmd, TextPrepareOptions& opt) {
 }
 
 void print_summary(const PrepareSummary& s, const TextPrepareOptions& opt) {
-  std::cout << fmt::format("{} files -> {} train tokens, {} val tokens in {} shards under {}\n", s.documents,
-                           s.train_tokens, s.val_tokens, s.shards.size(), opt.out_dir.string());
+  std::cout << fmt::format("{} files ({} documents) -> {} train tokens, {} val tokens in {} shards under {}\n",
+                           s.files, s.documents, s.train_tokens, s.val_tokens, s.shards.size(), opt.out_dir.string());
 }
 
 }  // namespace
@@ -35,7 +35,7 @@ void register_prepare_text(CLI::App& prepare) {
                    "also as .gz or .zst, or directories of them")
       ->required();
   add_common(*text, *opt);
-  text->add_option("--val-fraction", opt->val_fraction, "Share of documents for validation")
+  text->add_option("--val-fraction", opt->val_fraction, "Share of documents for validation (0: a train-only corpus)")
       ->check(CLI::Range(0.0, 1.0));
   text->add_option("--ext", opt->extensions, "File extensions taken from directories");
   text->add_option("--jsonl-field", opt->jsonl_field, "Field of each JSONL object that holds the text");
@@ -67,7 +67,7 @@ void register_prepare_text(CLI::App& prepare) {
   merge->callback([mopt] {
     const auto s = merge_prepared_parts(*mopt);
     std::cout << fmt::format("{} parts, {} files -> {} train tokens, {} val tokens in {} shards under {}\n",
-                             mopt->parts.size(), s.documents, s.train_tokens, s.val_tokens, s.shards.size(),
+                             mopt->parts.size(), s.files, s.train_tokens, s.val_tokens, s.shards.size(),
                              mopt->out_dir.string());
   });
 

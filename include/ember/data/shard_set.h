@@ -14,7 +14,7 @@
 namespace ember {
 
 struct PrepareSummary {
-  int64_t documents = 0, train_tokens = 0, val_tokens = 0;
+  int64_t files = 0, documents = 0, train_tokens = 0, val_tokens = 0;
   std::vector<std::filesystem::path> shards;
 };
 
@@ -27,8 +27,9 @@ class ShardSet {
   struct Description {
     nlohmann::json tokenizer;  // the manifest's keys naming the tokenizer (tokenizer, separator, ...)
     nlohmann::json sources;    // one record per source
-    int64_t documents = 0;
-    double val_fraction = 0.0;
+    int64_t files = 0;      // the source files
+    int64_t documents = 0;  // a text file, a JSONL line, a Parquet row: what goes to one split
+    double val_fraction = 0.0;  // 0: no val split (a train-only corpus)
     bool eval_only = false;        // an empty train split is expected (val_fraction 1)
     std::string empty_split_hint;  // the remedy a DataError for an empty split names
     nlohmann::json part;           // one part of a prepare in parts (data/prepare_parts.h), null:
