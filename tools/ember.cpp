@@ -2,11 +2,40 @@
 // stderr and a non-zero exit.
 #include "ember/util/log.h"
 
+#include <algorithm>
 #include <iostream>
 
 #include <c10/util/Exception.h>
 #include "cli/commands.h"
 #include "ember/util/error.h"
+#include "ember/util/suggest.h"
+
+namespace {
+
+// The first word of argv that should name a command of `app` (or of the command before it, when
+// that one needs a subcommand) and does not: "unknown command 'trian'; did you mean 'train'?", or
+// "" when every command is known. CLI11 alone takes such a word for an extra argument, or prints
+// the top-level help for it and exits 0.
+std::string unknown_command(CLI::App& app, int argc, char** argv) {
+  CLI::App* at = &app;
+  std::string path;
+  for (int i = 1; i < argc && argv[i][0] != '-'; ++i) {
+    std::vector<std::string> names;
+    for (auto* sub : at->get_subcommands([](CLI::App*) { return true; })) names.push_back(sub->get_name());
+    if (names.empty()) return "";
+    const std::string word = argv[i];
+    if (auto* sub = std::find(names.begin(), names.end(), word) != names.end() ? at->get_subcommand(word) : nullptr) {
+      at = sub, path += word + " ";
+      continue;
+    }
+    if (at->get_require_subcommand_min() == 0) return "";
+    const auto near = ember::closest_match(word, names);
+    return "unknown command '" + path + word + "'" + (near.empty() ? "" : "; did you mean '" + path + near + "'?");
+  }
+  return "";
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -30,6 +59,10 @@ int main(int argc, char** argv) {
   ember::cli::register_report(app);
   ember::cli::register_export(app);
   ember::cli::register_import(app);
+  if (const auto unknown = unknown_command(app, argc, argv); !unknown.empty()) {
+    std::cerr << "ember: error: " << unknown << " (see ember --help)\n";
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

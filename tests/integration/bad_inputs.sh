@@ -5,6 +5,11 @@ make_synthetic data 64 5000 1000 >/dev/null
 write_tiny_config good.yaml data
 
 expect_error "config file 'missing.yaml' does not exist" "$EMBER" train -c missing.yaml
+# A mistyped command is named with the closest one, with or without --help, at any level.
+expect_error "unknown command 'trian'; did you mean 'train'?" "$EMBER" trian
+expect_error "unknown command 'trian'; did you mean 'train'?" "$EMBER" trian --help
+expect_error "unknown command 'prepare txet'; did you mean 'prepare text'?" "$EMBER" prepare txet x --out y
+expect_error "unknown command 'zzzzzz' (see ember --help)" "$EMBER" zzzzzz
 printf 'model: {d_model: 64\ntrain: [\n' >bad.yaml
 expect_error "bad.yaml: invalid YAML" "$EMBER" train -c bad.yaml
 expect_error "unknown key 'train.stpes' (did you mean 'train.steps'?)" "$EMBER" train -c good.yaml --set train.stpes=3
