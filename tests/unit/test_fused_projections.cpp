@@ -80,7 +80,7 @@ TEST(FusedProjections, EqualOneLinearPerWeightInEveryPrecision) {
 }
 
 // Autograd's gradients of the fused path against central differences at every element (gradcheck).
-// The default: stacked for CUDA inputs only (slower on this CPU: bench/RESULTS.md).
+// The built-in default: stacked for CUDA inputs only (no gain measured on a CPU: bench/RESULTS.md).
 TEST(FusedProjections, AreOnForCudaInputsByDefault) {
   using ember::kernels::Op;
   using ember::kernels::Path;

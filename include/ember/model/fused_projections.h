@@ -10,8 +10,8 @@
 // (decoding) it runs one linear per weight.
 //
 // kernels.projections (kernels/kernel_choice.h) says whether it stacks; its built-in default stacks
-// for CUDA inputs only: on the CPU it measured 2-6% slower in fp32 and even in bf16 (bench/RESULTS.md,
-// "Fused projections").
+// for CUDA inputs only: on the CPU no gain was measured (bench/RESULTS.md, "Fused projections";
+// `auto` times both on the device, kernels/kernel_choice.h).
 #pragma once
 #include <ATen/ATen.h>
 
