@@ -3,8 +3,9 @@
 // the formula in fp64: h, y and the gradients of x, m and the gain, for every storage combination
 // (fp64; fp32; a bf16 block output; a bf16 normed output; both), with and without a gradient along
 // the stream, over more rows than backward has blocks (each block then sums several rows' dg) and
-// at a width that is not a multiple of the block; the plain norm too; and a model on the GPU with
-// the fused norms against ATen's add and rms_norm, loss and every gradient.
+// at a width that is not a multiple of the block; bf16 results also element by element within one
+// rounding of the fp64 formula (tests/unit/rounding_steps.h); the plain norm too; and a model on the
+// GPU with the fused norms against ATen's add and rms_norm, loss and every gradient.
 // Exit 0 = match, 1 = mismatch or no kernel beside a device, 77 (ctest's skip code) = no CUDA device.
 #include <torch/torch.h>
 
@@ -17,10 +18,11 @@
 #include "kernels/rms_norm_launch.h"
 #include "tests/gpu/fusion_model_check.h"
 #include "tests/gpu/gpu_precondition.h"
+#include "tests/unit/rounding_steps.h"
 
 namespace {
 
-// h, y, dx, dm, dg (fp64, on the CPU) of sum(y * py) (+ sum(h * ph)) through the norm on `device`.
+// h, y, dx, dm, dg (on the CPU, in their types) of sum(y * py) (+ sum(h * ph)) through the norm on `device`.
 std::vector<at::Tensor> run(const at::Tensor& x0, const at::Tensor& m0, const at::Tensor& g0, const at::Tensor& py,
                             const at::Tensor& ph, at::ScalarType y_type, at::Device device) {
   auto x = x0.detach().to(device).clone().requires_grad_(true);
@@ -38,12 +40,13 @@ std::vector<at::Tensor> run(const at::Tensor& x0, const at::Tensor& m0, const at
     loss = loss + (h.to(at::kDouble) * ph.to(device)).sum() + (norm.forward(h).to(at::kDouble) * ph.to(device)).sum();
   loss.backward();
   std::vector<at::Tensor> out;
-  for (const auto& t : {h.detach(), y.detach(), x.grad(), m.grad(), g.grad()}) out.push_back(t.cpu().to(at::kDouble));
+  for (const auto& t : {h.detach(), y.detach(), x.grad(), m.grad(), g.grad()}) out.push_back(t.cpu());
   return out;
 }
 
 double relative(const at::Tensor& got, const at::Tensor& want) {
-  return (got - want).abs().max().item<double>() / std::max(1e-300, want.abs().max().item<double>());
+  const auto w = want.to(at::kDouble);
+  return (got.to(at::kDouble) - w).abs().max().item<double>() / std::max(1e-300, w.abs().max().item<double>());
 }
 
 // The widest rows the kernels take launch (backward's shared memory at its limit), and one wider
@@ -71,7 +74,9 @@ bool kernels_match() {
   const int64_t rows = 2500, D = 333;  // more rows than backward's 1024 blocks; D not a multiple of 256
   const auto x64 = 3 * torch::randn({rows, D}, torch::kDouble), m64 = torch::randn({rows, D}, torch::kDouble);
   const auto g64 = torch::rand({D}, torch::kDouble) + 0.5;
-  const auto py = torch::randn({rows, D}, torch::kDouble), ph = torch::randn({rows, D}, torch::kDouble);
+  // bf16 values, so that a bf16 output's gradient (the probe in bf16) is the fp64 reference's exactly
+  const auto py = torch::randn({rows, D}).to(at::kBFloat16).to(at::kDouble);
+  const auto ph = torch::randn({rows, D}).to(at::kBFloat16).to(at::kDouble);
   struct Case {
     at::ScalarType stream, m, y;
     double tol;
@@ -88,12 +93,18 @@ bool kernels_match() {
       const auto x = x64.to(c.stream), m = m64.to(c.m), g = g64.to(c.stream);
       const auto ph_used = along_stream ? ph : at::Tensor();
       const auto cpu = run(x, m, g, py, ph_used, c.y, at::kCPU), gpu = run(x, m, g, py, ph_used, c.y, at::kCUDA);
+      const auto formula = run(x.to(at::kDouble), m.to(at::kDouble), g.to(at::kDouble), py, ph_used, at::kDouble,
+                               at::kCPU);  // the fp64 loops: the formula to round-off (the unit tests)
       std::cout << c10::toString(c.stream) << "/" << c10::toString(c.m) << "/" << c10::toString(c.y)
                 << (along_stream ? " with dh:" : " without dh:");
       for (size_t i = 0; i < cpu.size(); ++i) {
         const double e = relative(gpu[i], cpu[i]);
         std::cout << " " << names[i] << " " << e;
         ok = ok && e <= c.tol;
+        if (gpu[i].scalar_type() != at::kBFloat16) continue;
+        const auto check = ember::testing::close_to_reference(gpu[i], formula[i], 0.0);
+        if (!check.ok) std::cout << " (" << names[i] << " not within one rounding of fp64: " << check.worst << ")";
+        ok = ok && check.ok;
       }
       std::cout << " (tolerance " << c.tol << ")\n";
     }
