@@ -8,7 +8,7 @@ namespace ember::rms_norm {
 // Whether the fused pass takes the stream x [..., D] (fp32 or fp64), the block output m (undefined,
 // or x's shape in x's type or bf16), the gain g [D] in x's type and an output `y_type` (x's or bf16;
 // bf16 needs an fp32 stream), on a CPU or on a CUDA device the kernel runs on (checked once per
-// device, with a warning if not) and, on a GPU, D within max_cuda_width (kernels/rms_norm_launch.h).
+// device, with a warning if not); rows of any width D.
 bool fused_supported(const at::Tensor& x, const at::Tensor& m, const at::Tensor& g, at::ScalarType y_type);
 
 struct Forward {

@@ -1,6 +1,6 @@
 // CUDA RMSNorm with its residual add: one pass forward (h = x + m, y) and one backward (dx, dm and a
-// row of partial dg per block) in place of ATen's add, norm, casts and their backward. The math of
-// kernels/rms_norm_math.h; bf16 through its Bf16 storage, as the CPU loops.
+// row of partial dg per block) in place of ATen's add, norm, casts and their backward, at any width.
+// The math of kernels/rms_norm_math.h; bf16 through its Bf16 storage, as the CPU loops.
 #include <cuda_runtime.h>
 
 #include "kernels/rms_norm_launch.h"
@@ -42,14 +42,16 @@ __global__ void forward_kernel(const S* x, const M* m, const S* g, S* h, Y* y, S
 }
 
 // Block b takes rows b, b + gridDim.x, ...; its threads own the columns i = threadIdx.x + k blockDim.x
-// and sum dg for them in shared memory, written out as row b of partial_dg.
+// and sum dg for them into row b of partial_dg: in shared memory first when the row fits there
+// (in_shared), else in place (no other thread touches those columns).
 template <class S, class M, class Y>
 __global__ void backward_kernel(const S* dh, const Y* dy, const S* h, const S* g, const S* r, S* dx, M* dm,
-                                S* partial_dg, Shape shape) {
-  extern __shared__ unsigned char dynamic[];
-  S* dg = reinterpret_cast<S*>(dynamic);
+                                S* partial_dg, Shape shape, bool in_shared) {
+  extern __shared__ __align__(16) unsigned char dynamic[];
   __shared__ S scratch[32];
   const int64_t D = shape.D;
+  S* const out = partial_dg + blockIdx.x * D;
+  S* const dg = in_shared ? reinterpret_cast<S*>(dynamic) : out;
   for (int64_t i = threadIdx.x; i < D; i += blockDim.x) dg[i] = 0;
   for (int64_t row = blockIdx.x; row < shape.rows; row += gridDim.x) {
     const Y* dyr = dy + row * D;
@@ -66,7 +68,8 @@ __global__ void backward_kernel(const S* dh, const Y* dy, const S* h, const S* g
       dg[i] += dyi * hr[i] * rr;
     }
   }
-  for (int64_t i = threadIdx.x; i < D; i += blockDim.x) partial_dg[blockIdx.x * D + i] = dg[i];
+  if (in_shared)
+    for (int64_t i = threadIdx.x; i < D; i += blockDim.x) out[i] = dg[i];
 }
 
 template <class S, class M, class Y>
@@ -83,9 +86,11 @@ int backward(const void* dh, const void* dy, const void* h, const void* g, const
              void* partial, const Shape& s, void* stream) {
   const auto blocks = static_cast<unsigned>(backward_blocks(s.rows));
   if (blocks == 0) return 0;
-  backward_kernel<S, M, Y><<<blocks, kThreads, s.D * sizeof(S), static_cast<cudaStream_t>(stream)>>>(
+  const bool in_shared = s.D <= max_shared_width(sizeof(S));
+  const size_t shared_bytes = in_shared ? s.D * sizeof(S) : 0;
+  backward_kernel<S, M, Y><<<blocks, kThreads, shared_bytes, static_cast<cudaStream_t>(stream)>>>(
       static_cast<const S*>(dh), static_cast<const Y*>(dy), static_cast<const S*>(h), static_cast<const S*>(g),
-      static_cast<const S*>(r), static_cast<S*>(dx), static_cast<M*>(dm), static_cast<S*>(partial), s);
+      static_cast<const S*>(r), static_cast<S*>(dx), static_cast<M*>(dm), static_cast<S*>(partial), s, in_shared);
   return static_cast<int>(cudaGetLastError());
 }
 

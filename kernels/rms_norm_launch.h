@@ -14,11 +14,12 @@ struct Types {
   Element y;       // y and dy: the stream's or bf16
 };
 
-// Backward keeps a row of dg per block in shared memory, in the stream's type, beside 32 values of
-// scratch for its sums: within the 48 KB a block has without opting in, so D <= 12256 in fp32 and
-// <= 6112 in fp64. The widest row for elements of `element_size` bytes:
+// Backward sums a row of dg per block, in the stream's type: in shared memory where it fits beside 32
+// values of scratch in the 48 KB a block has without opting in (D <= 12256 in fp32, <= 6112 in
+// fp64), else in place in the block's row of partial_dg, so rows of any width run. The widest row
+// summed in shared memory for elements of `element_size` bytes:
 constexpr int64_t kBlockSharedBytes = 48 * 1024;
-constexpr int64_t max_cuda_width(int64_t element_size) { return kBlockSharedBytes / element_size - 32; }
+constexpr int64_t max_shared_width(int64_t element_size) { return kBlockSharedBytes / element_size - 32; }
 
 // Backward's blocks for `rows` rows; each writes one row of partial dg (the caller sums the rows).
 int64_t backward_blocks(int64_t rows);

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "ember/config/kind_table.h"
+#include "ember/model/autocast.h"
 #include "ember/util/error.h"
 #include "ember/model/embedding_baselines.h"
 #include "ember/model/lev.h"
@@ -109,9 +110,14 @@ void check_token_ids(const at::Tensor& ids, int64_t vocab, const std::string& wh
                     fmt::format("{}: a token id is out of range [0, {}) (model.vocab_size)", what, vocab));
 }
 
+// The residual stream starts in fp32 under autocast whatever the kind: a lookup gives fp32 rows, but
+// a kind that embeds through a matmul (albert, flat_mlp, factored_mlp) gives autocast's type, which
+// would make every residual add a bf16 one and take the norms off their fused pass (kernels/rms_norm.h).
 at::Tensor Embedding::forward(const at::Tensor& ids) {
   check_token_ids(ids, vocab_size(), "embedding");
-  return embed(ids);
+  auto x = embed(ids);
+  if (autocast_enabled(x.device()) && x.scalar_type() == autocast_dtype(x.device())) return x.to(at::kFloat);
+  return x;
 }
 
 at::Tensor Embedding::materialize(int64_t chunk) {

@@ -1,6 +1,7 @@
 // ctest gpu.rope_kernel (label gpu): the CUDA RoPE kernel, through Rope::apply and autograd,
 // against the CPU path on random inputs: forward and backward, fp64, fp32, bf16 and fp16 (rotated
-// in fp32 and rounded once), strided, contiguous and storage-offset inputs, a dense and a stride-0
+// in fp32 and rounded once: each element within one rounding of the fp64 rotation, tests/unit/
+// rounding_steps.h), strided, contiguous and storage-offset inputs, a dense and a stride-0
 // incoming gradient, at a position offset. Exit 0 = match,
 // 1 = mismatch or no CUDA kernels beside a device, 77 (ctest's skip code) = no CUDA device.
 #include <torch/cuda.h>
@@ -12,6 +13,7 @@
 #include "ember/util/error.h"
 #include "kernels/rope_cuda.h"
 #include "tests/gpu/gpu_precondition.h"
+#include "tests/unit/rounding_steps.h"
 
 namespace {
 
@@ -47,19 +49,26 @@ bool matches(at::ScalarType dtype, Layout layout, Grad grad) {
   auto x = at::randn({3, 200, 4, 64}, at::kDouble).to(dtype), g = at::randn({3, 4, 200, 64}, at::kDouble).to(dtype);
   auto [y_cpu, gx_cpu] = run(rope, x, g, layout, grad, offset);
   auto [y_gpu, gx_gpu] = run(rope, x.cuda(), g.cuda(), layout, grad, offset);
-  // fp64 and fp32: the same arithmetic up to FMA contraction; bf16 / fp16: the CPU rotates in fp32
-  // and keeps fp32, the GPU rounds that once (2^-8 / 2^-11 of the value at most), twice as a margin.
-  const double tol = dtype == at::kDouble  ? 1e-12
-                     : dtype == at::kFloat ? 1e-5
-                     : dtype == at::kHalf  ? 1.0 / 1024
-                                           : 1.0 / 128;
-  const double e_y = worst_relative(y_gpu, y_cpu, 1e-6), e_g = worst_relative(gx_gpu, gx_cpu, 1e-6);
   // A projection's heads keep their [B, T, H, d_h] memory through the rotation, and so does the gradient.
   const bool dtype_ok = y_gpu.scalar_type() == dtype && gx_gpu.scalar_type() == dtype &&
                         (layout != Layout::strided || y_gpu.strides() == y_cpu.strides());
-  std::cout << c10::toString(dtype) << " layout " << static_cast<int>(layout) << " grad " << static_cast<int>(grad)
-            << ": max rel diff y " << e_y << ", dx " << e_g
-            << (dtype_ok ? "" : ", WRONG DTYPE OR LAYOUT " + std::string(c10::toString(y_gpu.scalar_type()))) << "\n";
+  const std::string what =
+      std::string(c10::toString(dtype)) + " layout " + std::to_string(static_cast<int>(layout)) + " grad " +
+      std::to_string(static_cast<int>(grad)) +
+      (dtype_ok ? "" : ", WRONG DTYPE OR LAYOUT " + std::string(c10::toString(y_gpu.scalar_type())));
+  if (dtype == at::kBFloat16 || dtype == at::kHalf) {
+    // The GPU rotates in fp32 and rounds once: each element within one rounding of the fp64 rotation
+    // of the same values (g, and so the incoming gradient, holds values of x's type).
+    auto [y_ref, gx_ref] = run(rope, x.to(at::kDouble), g.to(at::kDouble), layout, grad, offset);
+    const auto y = ember::testing::close_to_reference(y_gpu, y_ref, 0.0);
+    const auto dx = ember::testing::close_to_reference(gx_gpu, gx_ref, 0.0);
+    std::cout << what << ": y " << y.worst << "; dx " << dx.worst << "\n";
+    return y.ok && dx.ok && dtype_ok;
+  }
+  // fp64 and fp32: the same arithmetic as the CPU's up to FMA contraction.
+  const double tol = dtype == at::kDouble ? 1e-12 : 1e-5;
+  const double e_y = worst_relative(y_gpu, y_cpu, 1e-6), e_g = worst_relative(gx_gpu, gx_cpu, 1e-6);
+  std::cout << what << ": max rel diff y " << e_y << ", dx " << e_g << "\n";
   return e_y < tol && e_g < tol && dtype_ok;
 }
 

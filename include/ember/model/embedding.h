@@ -17,9 +17,10 @@ namespace ember {
 
 class Embedding : public torch::nn::Module {
  public:
-  // ids [B, T] (int64) in [0, V) -> [B, T, D]; an id outside never reads another token's row. On the
-  // CPU it is an IndexError naming the id and V; on a GPU an asynchronous device assert (no host
-  // sync), which stops the process without naming the id; meta ids carry no values to check.
+  // ids [B, T] (int64) in [0, V) -> [B, T, D], in fp32 under autocast for every kind (the residual
+  // stream's type); an id outside never reads another token's row. On the CPU it is an IndexError
+  // naming the id and V; on a GPU an asynchronous device assert (no host sync), which stops the
+  // process without naming the id; meta ids carry no values to check.
   at::Tensor forward(const at::Tensor& ids);
   // The V x D table the output head shares, or an undefined tensor when the head is untied.
   virtual at::Tensor tied_table() const { return {}; }
