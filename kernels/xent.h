@@ -10,8 +10,9 @@ namespace ember::xent {
 // a CPU, or on a CUDA device the kernel runs on (checked once per device, with a warning if not).
 bool fused_supported(const at::Tensor& z);
 
-// Returns the loss of every row [n] (fp64 for fp64 z, fp32 otherwise): CE_r = lse(s z_r) - s z_{r,y_r}.
-// With grad, z is overwritten by (softmax(s z) - onehot(y)) s g, in z's dtype. y [n] int64 on z's
+// Returns the loss of every row [n] (fp64 for fp64 z, fp32 otherwise): CE_r = lse(s z_r) - s z_{r,y_r},
+// NaN on every device for a row holding a non-finite logit (+inf, -inf or NaN). With grad, z is
+// overwritten by (softmax(s z) - onehot(y)) s g, in z's dtype. y [n] int64 on z's
 // device; on a CPU a target outside [0, V) is an error naming it and its row (checked in the loop,
 // no pass of its own), on a GPU it gives its row a NaN loss.
 at::Tensor softmax_xent_rows_(at::Tensor& z, const at::Tensor& y, double s, double g, bool grad);

@@ -5,17 +5,17 @@
 namespace ember::xent::cpu {
 namespace {
 
-// The row maximum of s z; NaN when the row holds a NaN or an infinity (v - v is 0 for finite v,
-// NaN otherwise), so that a non-finite row gives a non-finite loss. The order of a maximum and of
-// a sum of zeros does not change them, so the SIMD reduction leaves the result exact.
+// The row maximum of s z, NaN when the row holds a NaN or an infinity (xent_rows.h: max_step,
+// nonfinite_step). The order of a maximum and of a sum of zeros does not change them, so the SIMD
+// reduction leaves the result exact.
 template <class A, class T>
 inline __attribute__((always_inline)) A row_max(const T* z, int64_t V, A s) {
   A m = -INFINITY, nonfinite = 0;
 #pragma omp simd reduction(max : m) reduction(+ : nonfinite)
   for (int64_t j = 0; j < V; ++j) {
     const A v = s * widen(z[j]);
-    m = m < v ? v : m;
-    nonfinite += v - v;
+    m = max_step(m, v);
+    nonfinite = nonfinite_step(nonfinite, v);
   }
   return m + nonfinite;
 }

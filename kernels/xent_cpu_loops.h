@@ -8,7 +8,8 @@
 
 namespace ember::xent::cpu {
 
-// loss[r] = CE of row r at scale s; with grad, row r of z becomes (softmax(s z) - onehot(y)) s g.
+// loss[r] = CE of row r at scale s (NaN when the row holds a non-finite logit); with grad, row r
+// of z becomes (softmax(s z) - onehot(y)) s g.
 // One read of the row for its maximum, one for its sum of exponentials (with grad: writing them
 // over the row), one read-write for the gradient (the row stays in cache between them). Returns
 // the first row in [r0, r1) whose target is outside [0, V), which is left alone, or -1.

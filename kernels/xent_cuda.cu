@@ -46,9 +46,13 @@ __global__ void xent_kernel(T* z, int64_t V, int64_t ld, const int64_t* y, A s, 
     return;
   }
   const A sz_target = s * widen(row[target]);  // read before the gradient overwrites it
-  A m = -INFINITY;
-  for (int64_t j = threadIdx.x; j < V; j += blockDim.x) m = max_nan(m, s * widen(row[j]));
-  m = block_reduce<A, true>(m, shared);
+  A m = -INFINITY, nonfinite = 0;              // NaN for a row holding a non-finite logit (xent_rows.h)
+  for (int64_t j = threadIdx.x; j < V; j += blockDim.x) {
+    const A v = s * widen(row[j]);
+    m = max_step(m, v);
+    nonfinite = nonfinite_step(nonfinite, v);
+  }
+  m = block_reduce<A, true>(m + nonfinite, shared);
   A sum = 0;
   for (int64_t j = threadIdx.x; j < V; j += blockDim.x) sum += exp_nonpositive(s * widen(row[j]) - m);
   const A lse = m + log(block_reduce<A, false>(sum, shared));

@@ -9,7 +9,8 @@ namespace ember::xent {
 enum class Element { f32, f64, bf16 };
 
 // One block per row of z [rows, V] (row stride ld): loss[r] = CE at scale s (fp64 for f64 z, fp32
-// otherwise); with grad, z becomes (softmax(s z) - onehot(y)) s g in place. A target outside
+// otherwise; NaN for a row holding a non-finite logit); with grad, z becomes
+// (softmax(s z) - onehot(y)) s g in place. A target outside
 // [0, V) gives a NaN loss and leaves its row alone (the step is then non-finite, not a device trap).
 int launch_xent(void* z, Element element, int64_t rows, int64_t V, int64_t ld, const int64_t* y, double s, double g,
                 bool grad, void* loss, void* stream);

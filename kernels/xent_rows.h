@@ -25,11 +25,25 @@ using elements::exp_nonpositive;
 using elements::store;
 using elements::widen;
 
-// max(a, b) that propagates NaN from b (a NaN logit makes the loss NaN, so the step is seen as
-// non-finite): the running maximum of a row is a, each new element b.
+// max(a, b) that keeps a NaN from either side: how the CUDA kernel's threads combine their rows'
+// maxima m + f (below), so that a NaN from one thread reaches the whole row.
 template <class A>
 EMBER_XENT_HD A max_nan(A a, A b) {
   return (b > a || b != b) ? b : a;
+}
+
+// A row's maximum is kept as a running maximum m (max_step) and a running sum f of v - v
+// (nonfinite_step): 0 for a finite v, NaN for +inf, -inf or NaN. The row's maximum is m + f, so one
+// non-finite logit anywhere makes the row's loss and gradient NaN on every device (train.on_nonfinite
+// sees it), where a maximum alone would pass over a -inf. Neither depends on the order of the
+// elements, so SIMD lanes and CUDA threads reduce them in any order and agree exactly.
+template <class A>
+EMBER_XENT_HD A max_step(A m, A v) {
+  return m < v ? v : m;
+}
+template <class A>
+EMBER_XENT_HD A nonfinite_step(A f, A v) {
+  return f + (v - v);
 }
 
 // Accumulation type of each storage type: fp32 for fp32 and bf16, fp64 for fp64.

@@ -52,17 +52,21 @@ void accumulate_weight_grad(at::Tensor& acc, const at::Tensor& z, const at::Tens
 
 // One chunk with ATen ops (EMBER_FUSED_LOSS=0, or logits the fused rows do not take): fp32 copy of
 // the logits, log_softmax, exp, scatter of -1, scale and cast back. Returns the gradient of the
-// logits (mm dtype; undefined without gradients) and the chunk's CE per row.
+// logits (mm dtype; undefined without gradients) and the chunk's CE per row. As in the fused rows,
+// a row holding a non-finite logit gets a NaN loss and gradient (log_softmax alone leaves the rest
+// of a row with a -inf finite; the row's sum of log-probabilities, one read of the chunk, is not).
 std::pair<at::Tensor, at::Tensor> aten_chunk(at::Tensor z, const at::Tensor& yc, const Chunked& c) {
   z = z.to(c.acc);
   if (c.scale != 1.0) z.mul_(c.scale);
   auto log_p = at::log_softmax(z, -1);  // z - log sum_v exp z_v, stably, in one fused kernel
   z.reset();
-  auto ce = -log_p.gather(1, yc.unsqueeze(1)).squeeze(1);  // CE = log sum exp z - z_y
+  const auto total = log_p.sum(-1), nonfinite = total - total;         // 0, or NaN for a non-finite row
+  auto ce = -log_p.gather(1, yc.unsqueeze(1)).squeeze(1) + nonfinite;  // CE = log sum exp z - z_y
   if (!c.grads) return {at::Tensor(), ce};
-  auto g = log_p.exp_();                                                    // softmax(z)
+  auto g = log_p.exp_();                                                            // softmax(z)
   g.scatter_add_(1, yc.unsqueeze(1), at::full({g.size(0), 1}, -1.0, g.options()));  // - onehot(y)
-  return {g.mul_(c.scale * c.factor / static_cast<double>(c.N)).to(c.mm), ce};
+  // times s f / N, per row (NaN for a non-finite one)
+  return {g.mul_(nonfinite.unsqueeze(1) + c.scale * c.factor / static_cast<double>(c.N)).to(c.mm), ce};
 }
 
 // One pass over chunks of rows: z = h W^T, CE_i = logsumexp(s z_i) - s z_{i, y_i}; with gradients,

@@ -1,7 +1,8 @@
 // ctest gpu.xent_kernel (label gpu): the CUDA softmax cross-entropy rows against the CPU loops (one
 // math header, kernels/xent_rows.h) in fp64, fp32 and bf16, loss and in-place gradient; a target
-// outside the vocabulary gives a NaN loss for its row only; and the whole loss head on the GPU
-// (fused, bf16 weight gradient straight into fp32) against its ATen pass and against the CPU.
+// outside the vocabulary gives a NaN loss for its row only, and so does a +inf, -inf or NaN logit;
+// and the whole loss head on the GPU (fused, bf16 weight gradient straight into fp32) against its
+// ATen pass and against the CPU.
 // Exit 0 = match, 1 = mismatch or no kernel image for the GPU, 77 (ctest's skip code) = no device.
 #include <torch/cuda.h>
 #include <torch/torch.h>
@@ -43,6 +44,25 @@ bool bad_target_is_nan() {
   const bool ok = std::isfinite(losses[0].item<double>()) && std::isnan(losses[1].item<double>()) &&
                   std::isfinite(losses[2].item<double>());
   std::cout << "out-of-range target: " << (ok ? "NaN for its row only" : "WRONG") << "\n";
+  return ok;
+}
+
+// One meaning on every device: a row holding +inf, -inf or NaN (at the target or not) has a NaN
+// loss and gradient, the other rows none, in each dtype.
+bool nonfinite_rows_are_nan() {
+  bool ok = true;
+  for (auto dtype : {at::kDouble, at::kFloat, at::kBFloat16})
+    for (double bad : {double(INFINITY), -double(INFINITY), double(NAN)}) {
+      auto z = at::randn({4, 3000}, at::kCUDA).to(dtype);
+      z[1][1234] = bad, z[3][7] = bad;  // row 3: at its target
+      const auto losses =
+          ember::xent::softmax_xent_rows_(z, at::tensor({7, 7, 7, 7}, at::kLong).cuda(), 1, 1, true).cpu();
+      const auto grad = z.cpu();
+      ok = ok && std::isfinite(losses[0].item<double>()) && std::isnan(losses[1].item<double>()) &&
+           std::isfinite(losses[2].item<double>()) && std::isnan(losses[3].item<double>()) &&
+           grad[1].isnan().all().item<bool>() && grad[0].isfinite().all().item<bool>();
+    }
+  std::cout << "non-finite logits (+inf, -inf, NaN): " << (ok ? "NaN for their rows only" : "WRONG") << "\n";
   return ok;
 }
 
@@ -92,6 +112,7 @@ int main() {
   bool ok = true;
   for (auto dtype : {at::kDouble, at::kFloat, at::kBFloat16}) ok = rows_match(dtype) && ok;
   ok = bad_target_is_nan() && ok;
+  ok = nonfinite_rows_are_nan() && ok;
   for (bool bf16 : {false, true}) ok = head_matches(bf16) && ok;
   std::cout << (ok ? "MATCH" : "MISMATCH") << "\n";
   return ok ? 0 : 1;

@@ -1,7 +1,7 @@
 // The fused softmax cross-entropy rows (kernels/xent.h) against ATen's log_softmax in float64, in
 // fp64, fp32 and bf16; the loss head (model/linear_cross_entropy.h) fused against its ATen path
 // (EMBER_FUSED_LOSS=0) and against central differences; the trainer's folded loss scale against
-// loss * scale with autograd, tied and untied.
+// loss * scale with autograd, tied and untied; non-finite logits.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -86,14 +86,32 @@ TEST(XentRows, RowsWithAStrideAndExtremeLogits) {
   EXPECT_TRUE(torch::equal(wide.narrow(1, 50, 30), torch::zeros({3, 30})));  // the padding is not touched
 }
 
-TEST(XentRows, NonFiniteLogitsGiveANonFiniteLoss) {
-  auto z = torch::randn({3, 40});
-  z[1][5] = NAN;
-  z[2][9] = INFINITY;
-  const auto losses = ember::xent::softmax_xent_rows_(z, torch::tensor({0, 0, 0}, torch::kLong), 1.0, 1.0, true);
-  EXPECT_TRUE(std::isfinite(losses[0].item<double>()));
-  EXPECT_FALSE(std::isfinite(losses[1].item<double>()));
-  EXPECT_FALSE(std::isfinite(losses[2].item<double>()));
+// One meaning on every device (the CUDA kernel shares the math, tests/gpu/xent_kernel.cpp): a row
+// holding +inf, -inf or NaN anywhere, target or not, has a NaN loss and a NaN gradient, so that
+// train.on_nonfinite stops or skips the step. ATen's log_softmax would give a finite loss for a -inf
+// away from the target (checked below): the loss head deliberately does not.
+TEST(XentRows, AnyNonFiniteLogitGivesItsRowANaNLoss) {
+  for (auto dtype : {at::kFloat, at::kBFloat16, at::kDouble})
+    for (double bad : {double(INFINITY), -double(INFINITY), double(NAN)})
+      for (int64_t at_col : {5, 0}) {  // 0: the target's own logit
+        auto z = torch::randn({3, 40}).to(dtype);
+        z[1][at_col] = bad;
+        const auto losses = ember::xent::softmax_xent_rows_(z, torch::tensor({0, 0, 0}, torch::kLong), 1.0, 0.5, true);
+        const std::string what =
+            std::string(c10::toString(dtype)) + " " + std::to_string(bad) + " at " + std::to_string(at_col);
+        EXPECT_TRUE(std::isfinite(losses[0].item<double>())) << what;
+        EXPECT_TRUE(std::isnan(losses[1].item<double>())) << what;
+        EXPECT_TRUE(std::isfinite(losses[2].item<double>())) << what;
+        EXPECT_TRUE(z[1].isnan().all().item<bool>()) << what;  // its whole gradient
+        EXPECT_TRUE(z[0].isfinite().all().item<bool>() && z[2].isfinite().all().item<bool>()) << what;
+        auto no_grad = torch::randn({2, 40}).to(dtype);
+        no_grad[0][at_col] = bad;
+        const auto l = ember::xent::softmax_xent_rows_(no_grad, torch::tensor({0, 0}, torch::kLong), 0.7, 1.0, false);
+        EXPECT_TRUE(std::isnan(l[0].item<double>()) && std::isfinite(l[1].item<double>())) << what;
+      }
+  auto minus_inf = torch::randn({1, 40});
+  minus_inf[0][5] = -INFINITY;
+  EXPECT_TRUE(std::isfinite(at::cross_entropy_loss(minus_inf, torch::tensor({0}, torch::kLong)).item<double>()));
 }
 
 TEST(XentRows, BadInputsAreNamedErrors) {
@@ -145,6 +163,40 @@ TEST(FusedLossHead, AgreesWithTheAtenPathInFp64Fp32AndBf16) {
   EXPECT_LT(max_rel(a.h, b.h.to(at::kDouble)), 1e-2);
   EXPECT_LT(max_rel(a.w, b.w.to(at::kDouble)), 1e-2);
   EXPECT_EQ(a.w.scalar_type(), at::kFloat);
+}
+
+// Finite inputs whose logits overflow, as a bf16 or fp32 matmul's can: h[2][0] = big, W[3][0] = +-big
+// and W's other rows 0 in that column give row 2 a +-inf logit and finite others; h[2][0] = NaN a
+// row of NaN. Its loss is NaN on the fused and the ATen path, in fp64, fp32 and bf16 autocast (so
+// the mean loss too, which train.on_nonfinite checks); the other rows keep their finite losses.
+TEST(FusedLossHead, AnOverflowingLogitGivesANaNLossOnBothPaths) {
+  struct Case {
+    at::ScalarType dtype;
+    bool bf16;
+  };
+  for (const auto& c : {Case{at::kDouble, false}, Case{at::kFloat, false}, Case{at::kFloat, true}})
+    for (double bad : {1.0, -1.0, double(NAN)})
+      for (bool fused : {true, false}) {
+        torch::manual_seed(13);
+        const double big = c.dtype == at::kDouble ? 1e200 : 1e30;
+        auto h = torch::randn({6, 4}, c.dtype), w = torch::randn({9, 4}, c.dtype);
+        h.select(1, 0).zero_(), w.select(1, 0).zero_();
+        if (std::isnan(bad))
+          h[2][0] = bad;
+        else
+          h[2][0] = big, w[3][0] = bad * big;
+        const auto y = torch::randint(0, 9, {6}, torch::kLong);
+        const bool was = ember::set_fused_loss_head(fused);
+        ember::AutocastScope amp(at::kCPU, c.bf16);
+        const auto rows = ember::linear_cross_entropy_per_row(h, w, y, 1.0, 4);
+        const auto mean = ember::linear_cross_entropy(h.requires_grad_(), w, y, 1.0, 4);
+        ember::set_fused_loss_head(was);
+        const std::string what = std::string(c10::toString(c.dtype)) + (c.bf16 ? " bf16" : "") + " " +
+                                 std::to_string(bad) + (fused ? " fused" : " ATen");
+        EXPECT_TRUE(std::isnan(rows[2].item<double>())) << what;
+        EXPECT_TRUE(rows.index_select(0, torch::tensor({0, 1, 3, 4, 5})).isfinite().all().item<bool>()) << what;
+        EXPECT_TRUE(std::isnan(mean.item<double>())) << what;
+      }
 }
 
 // The fused head's gradient against central differences of its own loss, in float64.

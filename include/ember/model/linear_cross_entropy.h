@@ -9,7 +9,8 @@
 // row's log-sum-exp and turns it into its gradient in place, the input gradient is one GEMM into
 // its rows and the weight gradient one GEMM accumulated into fp32 (beta 1). EMBER_FUSED_LOSS=0
 // (or set_fused_loss_head(false)) uses ATen ops for that pass instead: fp32 copy, log_softmax,
-// exp, scatter, scale, cast.
+// exp, scatter, scale, cast. A row holding a non-finite logit (+inf, -inf or NaN) has a NaN loss on
+// either path and every device, so that train.on_nonfinite sees it.
 #pragma once
 #include <memory>
 
