@@ -17,4 +17,8 @@ bool fused_supported(const at::Tensor& z);
 // no pass of its own), on a GPU it gives its row a NaN loss.
 at::Tensor softmax_xent_rows_(at::Tensor& z, const at::Tensor& y, double s, double g, bool grad);
 
+// x *= g in place (g a scalar tensor on x's device), unless g is exactly 1: a CPU g is read on the
+// host, a CUDA one by a kernel on the device (no host sync, and no pass over x when it is 1).
+void scale_unless_one_(at::Tensor& x, const at::Tensor& g);
+
 }  // namespace ember::xent

@@ -66,12 +66,33 @@ __global__ void xent_kernel(T* z, int64_t V, int64_t ld, const int64_t* y, A s, 
   }
 }
 
+// x *= *g unless *g is exactly 1, read on the device: no host sync, and no pass over x when it is 1.
+template <class T>
+__global__ void scale_unless_one_kernel(T* x, int64_t n, const T* g) {
+  const auto gv = widen(*g);
+  if (gv == 1) return;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    store(widen(x[i]) * gv, x + i);
+}
+
 template <class T, class A>
 int launch(void* z, int64_t rows, int64_t V, int64_t ld, const int64_t* y, double s, double g, bool grad, void* loss,
            void* stream) {
   if (rows == 0) return 0;
   xent_kernel<T, A><<<static_cast<unsigned>(rows), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
       static_cast<T*>(z), V, ld, y, static_cast<A>(s), static_cast<A>(g), grad, static_cast<A*>(loss));
+  return static_cast<int>(cudaGetLastError());
+}
+
+template <class T>
+int launch_scale(void* x, int64_t n, const void* g, void* stream) {
+  if (n == 0) return 0;
+  constexpr int threads = 256;
+  const int64_t blocks = (n + threads - 1) / threads;
+  scale_unless_one_kernel<T>
+      <<<static_cast<unsigned>(blocks < 4096 ? blocks : 4096), threads, 0, static_cast<cudaStream_t>(stream)>>>(
+          static_cast<T*>(x), n, static_cast<const T*>(g));
   return static_cast<int>(cudaGetLastError());
 }
 
@@ -92,6 +113,15 @@ int launch_xent(void* z, Element element, int64_t rows, int64_t V, int64_t ld, c
     case Element::f32: break;
   }
   return launch<float, float>(z, rows, V, ld, y, s, g, grad, loss, stream);
+}
+
+int launch_scale_unless_one(void* x, Element element, int64_t n, const void* g, void* stream) {
+  switch (element) {
+    case Element::f64: return launch_scale<double>(x, n, g, stream);
+    case Element::bf16: return launch_scale<Bf16>(x, n, g, stream);
+    case Element::f32: break;
+  }
+  return launch_scale<float>(x, n, g, stream);
 }
 
 }  // namespace ember::xent

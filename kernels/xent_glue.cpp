@@ -125,4 +125,23 @@ static at::Tensor checked_rows(at::Tensor& z, const at::Tensor& y, double s, dou
   return cpu_rows(z, y, s, g, grad);
 }
 
+void scale_unless_one_(at::Tensor& x, const at::Tensor& g) {
+  if (g.numel() != 1)
+    throw Error(fmt::format("scale_unless_one_: g must be a scalar, got {}", fmt::join(g.sizes(), "x")));
+  if (g.is_cpu()) {
+    if (g.item<double>() != 1.0) x.mul_(g.to(x.scalar_type()));  // a CPU scalar: no sync
+    return;
+  }
+#ifdef EMBER_WITH_CUDA
+  if (x.is_cuda() && x.is_contiguous() && fused_dtype(x) && g.device() == x.device()) {
+    const c10::cuda::CUDAGuard guard(x.device());
+    const auto gx = g.to(x.scalar_type()).contiguous();  // freed after the launch: reused only in stream order
+    cuda_glue::check_launch("scale_unless_one_", launch_scale_unless_one(x.mutable_data_ptr(), element_of(x), x.numel(),
+                                                                         gx.const_data_ptr(), cuda_glue::stream_of(x)));
+    return;
+  }
+#endif
+  x.mul_(g.to(x.scalar_type()));
+}
+
 }  // namespace ember::xent

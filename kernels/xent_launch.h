@@ -15,5 +15,7 @@ enum class Element { f32, f64, bf16 };
 int launch_xent(void* z, Element element, int64_t rows, int64_t V, int64_t ld, const int64_t* y, double s, double g,
                 bool grad, void* loss, void* stream);
 int probe_xent_kernel();
+// x [n] (contiguous) *= *g, a device scalar of x's element type, unless *g is exactly 1.
+int launch_scale_unless_one(void* x, Element element, int64_t n, const void* g, void* stream);
 
 }  // namespace ember::xent

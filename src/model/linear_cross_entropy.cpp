@@ -126,6 +126,11 @@ int64_t loss_chunk_rows(const at::Tensor& h, const at::Tensor& w, const Chunked&
   return balanced_chunk_rows(h.size(0), most);
 }
 
+// With root, backward honours the gradient the loss receives: 1 under loss.backward() or
+// loss + aux (the stored gradients go on as formed), anything else under 0.5 * loss: the stored
+// gradients are scaled in place (xent::scale_unless_one_: a pass over [N, D] and [V, D] only when
+// it is not 1, decided on the device, no host sync). A tied table's handoff then gets the scaled
+// weight gradient, and autograd none from here (model/tied_gradient.h).
 struct LinearCrossEntropy : torch::autograd::Function<LinearCrossEntropy> {
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& h, const at::Tensor& w,
                             const at::Tensor& y, double scale, int64_t rows, double factor, bool root,
@@ -134,18 +139,27 @@ struct LinearCrossEntropy : torch::autograd::Function<LinearCrossEntropy> {
     const auto c = plan(h, w, scale, factor, true, ctx->needs_input_grad(1));
     Pass p = chunked_pass(h, w, y, loss_chunk_rows(h, w, c, rows), c);
     const auto grad_w = p.grad_w.defined() ? p.grad_w.to(w.scalar_type()) : at::Tensor();
-    if (root && table) table->head = grad_w;  // the tied lookup's backward adds its rows into it
     ctx->save_for_backward({p.grad_h.to(h.scalar_type()), grad_w});
     ctx->saved_data["root"] = root;
+    if (root && table && table->lookup && grad_w.defined()) ctx->saved_data["table"] = tied_handoff_value(table);
     return p.loss_sum * (factor / static_cast<double>(h.size(0)));
   }
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grad_out) {
-    const auto saved = ctx->get_saved_variables();
-    if (ctx->saved_data["root"].toBool()) return {saved[0], saved[1], {}, {}, {}, {}, {}, {}};  // gradient 1: as formed
+    auto saved = ctx->get_saved_variables();
     const auto& g = grad_out[0];  // a scalar: the chain rule only scales the stored gradients
-    return {saved[0] * g.to(saved[0].scalar_type()),
-            saved[1].defined() ? saved[1] * g.to(saved[1].scalar_type()) : at::Tensor(), {}, {}, {}, {}, {}, {}};
+    if (!ctx->saved_data["root"].toBool()) {
+      saved[0] = saved[0] * g.to(saved[0].scalar_type());
+      if (saved[1].defined()) saved[1] = saved[1] * g.to(saved[1].scalar_type());
+      return {saved[0], saved[1], {}, {}, {}, {}, {}, {}};
+    }
+    xent::scale_unless_one_(saved[0], g);
+    if (saved[1].defined()) xent::scale_unless_one_(saved[1], g);
+    if (ctx->saved_data.count("table")) {  // the lookup hands it on, its rows added in place
+      tied_handoff(ctx->saved_data["table"])->head = saved[1];
+      saved[1] = at::Tensor();
+    }
+    return {saved[0], saved[1], {}, {}, {}, {}, {}, {}};
   }
 };
 

@@ -1,12 +1,14 @@
 // ctest gpu.xent_kernel (label gpu): the CUDA softmax cross-entropy rows against the CPU loops (one
 // math header, kernels/xent_rows.h) in fp64, fp32 and bf16, loss and in-place gradient; a target
 // outside the vocabulary gives a NaN loss for its row only, and so does a +inf, -inf or NaN logit;
-// and the whole loss head on the GPU (fused, bf16 weight gradient straight into fp32) against its
-// ATen pass and against the CPU.
+// the scale of a root loss's gradients, skipped on the device when it is 1; and the whole loss head
+// on the GPU (fused, bf16 weight gradient straight into fp32) against its ATen pass and against the
+// CPU, also as a root loss that receives a gradient of 0.5.
 // Exit 0 = match, 1 = mismatch or no kernel image for the GPU, 77 (ctest's skip code) = no device.
 #include <torch/cuda.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <iostream>
 
 #include "ember/model/autocast.h"
@@ -66,21 +68,55 @@ bool nonfinite_rows_are_nan() {
   return ok;
 }
 
+// The scale of a root loss's gradients on the device, left alone when the device scalar is 1.
+bool root_scale_on_device() {
+  auto x = at::randn({1000, 7}, at::kCUDA);
+  const auto before = x.clone();
+  ember::xent::scale_unless_one_(x, at::ones({}, at::kCUDA));
+  bool ok = at::equal(x, before);
+  ember::xent::scale_unless_one_(x, at::full({}, 0.5, at::kCUDA));
+  ok = ok && at::equal(x, before * 0.5);
+  auto b = before.to(at::kBFloat16);
+  ember::xent::scale_unless_one_(b, at::full({}, 3.0, at::kCUDA));
+  ok = ok && at::equal(b, before.to(at::kBFloat16) * 3.0);
+  std::cout << "the root's scale on the device: " << (ok ? "match" : "WRONG") << "\n";
+  return ok;
+}
+
 struct Grads {
   at::Tensor loss, h, w;
 };
 
-Grads head(const at::Tensor& h0, const at::Tensor& w0, const at::Tensor& y, bool bf16, bool fused) {
+// upstream: the gradient the loss receives; with root, the head honours it on the device.
+Grads head(const at::Tensor& h0, const at::Tensor& w0, const at::Tensor& y, bool bf16, bool fused, bool root = false,
+           double upstream = 1.0) {
   const bool was = ember::set_fused_loss_head(fused);
   auto h = h0.clone().requires_grad_(), w = w0.clone().requires_grad_();
   at::Tensor loss;
   {
     ember::AutocastScope amp(h.device(), bf16);
-    loss = ember::linear_cross_entropy(h, w, y, 1.0, 1000);
+    loss = ember::linear_cross_entropy(h, w, y, 1.0, 1000, {1.0, root, nullptr});
   }
-  loss.backward();
+  (upstream == 1.0 ? loss : loss * upstream).backward();
   ember::set_fused_loss_head(was);
   return {loss.detach(), h.grad(), w.grad()};
+}
+
+// A root loss scaled by 0.5 after it: the GPU's fused and ATen passes against the CPU's, fp32.
+bool root_head_matches() {
+  torch::manual_seed(5);
+  const int64_t N = 3000, D = 64, V = 5000;
+  const auto h = at::randn({N, D}), w = 0.1 * at::randn({V, D});
+  const auto y = at::randint(0, V, {N}, at::kLong);
+  const auto cpu = head(h, w, y, false, true, false, 0.5);
+  double worst = 0;
+  for (bool fused : {true, false}) {
+    const auto gpu = head(h.cuda(), w.cuda(), y.cuda(), false, fused, true, 0.5);
+    worst = std::max({worst, std::abs(gpu.loss.item<double>() - cpu.loss.item<double>()) / cpu.loss.item<double>(),
+                      max_rel(gpu.h, cpu.h), max_rel(gpu.w, cpu.w)});
+  }
+  std::cout << "root loss * 0.5: max rel diff vs CPU " << worst << "\n";
+  return worst < 1e-4;
 }
 
 bool head_matches(bool bf16) {
@@ -113,6 +149,8 @@ int main() {
   for (auto dtype : {at::kDouble, at::kFloat, at::kBFloat16}) ok = rows_match(dtype) && ok;
   ok = bad_target_is_nan() && ok;
   ok = nonfinite_rows_are_nan() && ok;
+  ok = root_scale_on_device() && ok;
+  ok = root_head_matches() && ok;
   for (bool bf16 : {false, true}) ok = head_matches(bf16) && ok;
   std::cout << (ok ? "MATCH" : "MISMATCH") << "\n";
   return ok ? 0 : 1;

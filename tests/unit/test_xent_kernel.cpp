@@ -1,10 +1,12 @@
 // The fused softmax cross-entropy rows (kernels/xent.h) against ATen's log_softmax in float64, in
 // fp64, fp32 and bf16; the loss head (model/linear_cross_entropy.h) fused against its ATen path
 // (EMBER_FUSED_LOSS=0) and against central differences; the trainer's folded loss scale against
-// loss * scale with autograd, tied and untied; non-finite logits.
+// loss * scale with autograd, tied and untied, also under a gradient other than 1; non-finite
+// logits.
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <functional>
 #include <ATen/record_function.h>
 #include <torch/torch.h>
 
@@ -114,6 +116,21 @@ TEST(XentRows, AnyNonFiniteLogitGivesItsRowANaNLoss) {
   EXPECT_TRUE(std::isfinite(at::cross_entropy_loss(minus_inf, torch::tensor({0}, torch::kLong)).item<double>()));
 }
 
+// In place unless the scalar is exactly 1 (then the tensor is not even written: its version stays).
+TEST(XentRows, ScaleUnlessOne) {
+  auto x = torch::randn({5, 3});
+  const auto before = x.clone();
+  const auto version = x._version();
+  ember::xent::scale_unless_one_(x, torch::tensor(1.0));
+  EXPECT_TRUE(torch::equal(x, before));
+  EXPECT_EQ(x._version(), version);
+  ember::xent::scale_unless_one_(x, torch::tensor(0.5, torch::kDouble));
+  EXPECT_TRUE(torch::equal(x, before * 0.5));
+  auto b = before.to(at::kBFloat16);
+  ember::xent::scale_unless_one_(b, torch::tensor(3.0));
+  EXPECT_TRUE(torch::equal(b, before.to(at::kBFloat16) * 3.0));
+}
+
 TEST(XentRows, BadInputsAreNamedErrors) {
   auto z = torch::randn({2, 10});
   EXPECT_THROW(ember::xent::softmax_xent_rows_(z, torch::tensor({0, 10}, torch::kLong), 1, 1, true), ember::Error);
@@ -216,27 +233,52 @@ TEST(FusedLossHead, GradientsMatchCentralDifferences) {
       head, [&] { return ember::linear_cross_entropy(head.h, head.w, y, 0.8, 4); }, {"h", "w"});
 }
 
-// training_loss(ids, targets, f) backpropagated as it is gives what loss() * f gives through autograd.
-TEST(FusedLossHead, TheFoldedLossScaleGivesTheScaledGradients) {
-  for (std::string kind : {"tied", "untied"}) {
-    ember::ModelConfig c;
-    c.vocab_size = 40, c.d_model = 16, c.n_layers = 1, c.n_heads = 2, c.max_seq_len = 16, c.mlp.d_ff = 32;
-    c.embedding.kind = kind;
-    torch::manual_seed(10);
-    ember::LanguageModel a(c), b(c);
-    ember::load_parameters(b, ember::module_tensors(a), "copy");
-    a.to(torch::kDouble), b.to(torch::kDouble);
-    auto ids = torch::randint(0, 40, {2, 8}, torch::kLong), targets = torch::randint(0, 40, {2, 8}, torch::kLong);
-    for (int micro = 0; micro < 2; ++micro) {  // accumulated over two micro-steps, as the trainer does
-      auto la = a.training_loss(ids, targets, 0.5);
-      auto lb = b.loss(ids, targets) * 0.5;
-      EXPECT_NEAR(la.item<double>(), lb.item<double>(), 1e-12) << kind;
-      la.backward(), lb.backward();
-    }
-    auto pb = b.named_parameters();
-    for (const auto& p : a.named_parameters())
-      EXPECT_LT((p.value().grad() - pb[p.key()].grad()).abs().max().item<double>(), 1e-12) << kind << " " << p.key();
-  }
+// training_loss(ids, targets, f) backpropagated as it is gives what loss() * f gives through
+// autograd. It hands its gradients on as formed (LossGradient::root) only when the loss receives a
+// gradient of 1; a loss scaled afterwards, a loss plus a term of its own (here one of the head's
+// weight, which reaches a tied table beside the handoff), and two training losses summed each give
+// what loss() gives too, tied and untied, on the fused and the ATen path.
+TEST(FusedLossHead, TheRootLossHonoursTheGradientItReceives) {
+  using Loss = std::function<at::Tensor(ember::LanguageModel&, bool root)>;
+  const auto ids = torch::randint(0, 40, {2, 8}, torch::kLong), targets = torch::randint(0, 40, {2, 8}, torch::kLong);
+  const auto ids2 = torch::randint(0, 40, {2, 8}, torch::kLong), targets2 = torch::randint(0, 40, {2, 8}, torch::kLong);
+  const auto loss_of = [&](ember::LanguageModel& m, bool root, const at::Tensor& i, const at::Tensor& t, double f) {
+    return root ? m.training_loss(i, t, f) : m.loss(i, t) * f;
+  };
+  const std::vector<std::pair<std::string, Loss>> cases = {
+      {"loss folding f", [&](auto& m, bool root) { return loss_of(m, root, ids, targets, 0.5); }},
+      {"0.5 * loss", [&](auto& m, bool root) { return 0.5 * loss_of(m, root, ids, targets, 1.0); }},
+      {"loss + aux",
+       [&](auto& m, bool root) { return loss_of(m, root, ids, targets, 0.5) + 0.3 * m.head_weight().square().sum(); }},
+      {"two losses",
+       [&](auto& m, bool root) { return loss_of(m, root, ids, targets, 1.0) + loss_of(m, root, ids2, targets2, 0.5); }},
+      {"3 * (loss + loss)",
+       [&](auto& m, bool root) {
+         return 3.0 * (loss_of(m, root, ids, targets, 0.5) + loss_of(m, root, ids2, targets2, 1.0));
+       }},
+  };
+  for (std::string kind : {"tied", "untied"})
+    for (bool fused : {true, false})
+      for (const auto& [name, loss] : cases) {
+        ember::ModelConfig c;
+        c.vocab_size = 40, c.d_model = 16, c.n_layers = 1, c.n_heads = 2, c.max_seq_len = 16, c.mlp.d_ff = 32;
+        c.embedding.kind = kind;
+        torch::manual_seed(14);
+        ember::LanguageModel a(c), b(c);
+        ember::load_parameters(b, ember::module_tensors(a), "copy");
+        a.to(torch::kDouble), b.to(torch::kDouble);
+        const bool was = ember::set_fused_loss_head(fused);
+        for (int micro = 0; micro < 2; ++micro) {  // accumulated over two micro-steps, as the trainer does
+          auto la = loss(a, true), lb = loss(b, false);
+          EXPECT_NEAR(la.item<double>(), lb.item<double>(), 1e-12) << kind << " " << name;
+          la.backward(), lb.backward();
+        }
+        ember::set_fused_loss_head(was);
+        auto pb = b.named_parameters();
+        for (const auto& p : a.named_parameters())
+          EXPECT_LT((p.value().grad() - pb[p.key()].grad()).abs().max().item<double>(), 1e-12)
+              << kind << (fused ? " fused " : " ATen ") << name << " " << p.key();
+      }
 }
 
 // A tied table's two gradients meet in place (model/tied_gradient.h): in backward the lookup's

@@ -46,14 +46,16 @@ LinearCrossEntropyParts linear_cross_entropy_parts(const at::Tensor& hidden, con
                                                    int64_t chunk_rows = 0);
 
 // How the loss's gradient is to be formed. factor multiplies the loss and its gradients (a
-// trainer's 1 / grad_accum). root: the returned loss is where backward() starts, with gradient 1
-// (loss.backward()); backward then hands the gradients on as formed, with no pass over the
-// [V, D] weight gradient to scale it. Any other use of the loss with root set is wrong.
+// trainer's 1 / grad_accum). root: the gradients are handed on in place, as formed, when the
+// gradient the loss receives in backward is exactly 1 (loss.backward(), loss + aux): no pass over
+// the [V, D] weight gradient to scale it. Any other (0.5 * loss) scales them in place, a pass over
+// [N, D] and [V, D], decided on the device (no host sync). The gradients are formed once: backward
+// through the loss once, not with retain_graph twice.
 struct LossGradient {
   double factor = 1.0;
   bool root = false;
-  // With root: where the weight's gradient, handed to autograd as formed, is also left for a tied
-  // table's lookup to add its rows into in place (model/tied_gradient.h); null: none.
+  // With root: where the weight's gradient is left for a tied table's lookup, which recorded its
+  // forward before, to add its rows into in place and hand on (model/tied_gradient.h); null: none.
   std::shared_ptr<TiedTableGradient> table;
 };
 
