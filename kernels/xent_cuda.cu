@@ -36,11 +36,18 @@ __device__ A block_reduce(A v, A* shared) {
 }
 
 template <class T, class A>
-__global__ void xent_kernel(T* z, int64_t V, int64_t ld, const int64_t* y, A s, A g, bool grad, A* loss) {
+__global__ void xent_kernel(T* z, int64_t V, int64_t ld, const int64_t* y, int64_t ignore, A s, double g,
+                            const int64_t* counted, bool grad, A* loss) {
   __shared__ A shared[kThreads / 32];
   const int64_t r = blockIdx.x;
   T* row = z + r * ld;
   const int64_t target = y[r];
+  if (target == ignore) {  // counts for nothing: no loss, no gradient, whatever its logits (uniform over the block)
+    if (threadIdx.x == 0) loss[r] = A(0);
+    if (grad)
+      for (int64_t j = threadIdx.x; j < V; j += blockDim.x) store(A(0), row + j);
+    return;
+  }
   if (target < 0 || target >= V) {  // uniform over the block: no thread reaches a barrier alone
     if (threadIdx.x == 0) loss[r] = A(NAN);
     return;
@@ -58,7 +65,7 @@ __global__ void xent_kernel(T* z, int64_t V, int64_t ld, const int64_t* y, A s, 
   const A lse = m + log(block_reduce<A, false>(sum, shared));
   if (threadIdx.x == 0) loss[r] = lse - sz_target;  // CE = lse - s z_y
   if (!grad) return;
-  const A sg = s * g;
+  const A sg = s * static_cast<A>(counted ? mean_factor(g, *counted) : g);
   for (int64_t j = threadIdx.x; j < V; j += blockDim.x) {
     A p = exp_nonpositive(s * widen(row[j]) - lse);
     if (j == target) p -= A(1);  // - onehot(y)
@@ -77,11 +84,11 @@ __global__ void scale_unless_one_kernel(T* x, int64_t n, const T* g) {
 }
 
 template <class T, class A>
-int launch(void* z, int64_t rows, int64_t V, int64_t ld, const int64_t* y, double s, double g, bool grad, void* loss,
-           void* stream) {
+int launch(void* z, int64_t rows, int64_t V, int64_t ld, const int64_t* y, int64_t ignore, double s, double g,
+           const int64_t* counted, bool grad, void* loss, void* stream) {
   if (rows == 0) return 0;
   xent_kernel<T, A><<<static_cast<unsigned>(rows), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
-      static_cast<T*>(z), V, ld, y, static_cast<A>(s), static_cast<A>(g), grad, static_cast<A*>(loss));
+      static_cast<T*>(z), V, ld, y, ignore, static_cast<A>(s), g, counted, grad, static_cast<A*>(loss));
   return static_cast<int>(cudaGetLastError());
 }
 
@@ -105,14 +112,14 @@ int probe_xent_kernel() {
   return static_cast<int>(status);
 }
 
-int launch_xent(void* z, Element element, int64_t rows, int64_t V, int64_t ld, const int64_t* y, double s, double g,
-                bool grad, void* loss, void* stream) {
+int launch_xent(void* z, Element element, int64_t rows, int64_t V, int64_t ld, const int64_t* y, int64_t ignore,
+                double s, double g, const int64_t* counted, bool grad, void* loss, void* stream) {
   switch (element) {
-    case Element::f64: return launch<double, double>(z, rows, V, ld, y, s, g, grad, loss, stream);
-    case Element::bf16: return launch<Bf16, float>(z, rows, V, ld, y, s, g, grad, loss, stream);
+    case Element::f64: return launch<double, double>(z, rows, V, ld, y, ignore, s, g, counted, grad, loss, stream);
+    case Element::bf16: return launch<Bf16, float>(z, rows, V, ld, y, ignore, s, g, counted, grad, loss, stream);
     case Element::f32: break;
   }
-  return launch<float, float>(z, rows, V, ld, y, s, g, grad, loss, stream);
+  return launch<float, float>(z, rows, V, ld, y, ignore, s, g, counted, grad, loss, stream);
 }
 
 int launch_scale_unless_one(void* x, Element element, int64_t n, const void* g, void* stream) {

@@ -1,8 +1,9 @@
 // Per-element math of the fused softmax cross-entropy over rows of logits (the loss head), shared by
 // the CPU loops and the CUDA kernel; no ATen. For one row z [V] at output scale s, target y and
-// gradient factor g (1/N of the mean, times the caller's loss scale):
+// gradient factor g (1/N of the mean over the N counted rows, times the caller's loss scale):
 //   m = max_j s z_j,  l = sum_j exp(s z_j - m),  lse = m + log l,  CE = lse - s z_y
 //   dCE/dz_j * g = (exp(s z_j - lse) - [j = y]) s g, written over z in place.
+// A row whose target is the ignore index gives CE = 0 and a zero gradient, its logits unread.
 // The exponential is a branch-free polynomial (kernels/element_math.h).
 #pragma once
 
@@ -44,6 +45,12 @@ EMBER_XENT_HD A max_step(A m, A v) {
 template <class A>
 EMBER_XENT_HD A nonfinite_step(A f, A v) {
   return f + (v - v);
+}
+
+// g / max(counted, 1): the gradient factor of a mean over the rows that count (not ignored); an
+// empty mean gives 0, not NaN. In double, then cast, on every device.
+EMBER_XENT_HD double mean_factor(double g, int64_t counted) {
+  return g / static_cast<double>(counted > 1 ? counted : 1);
 }
 
 // Accumulation type of each storage type: fp32 for fp32 and bf16, fp64 for fp64.

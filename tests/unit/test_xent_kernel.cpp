@@ -2,7 +2,7 @@
 // fp64, fp32 and bf16; the loss head (model/linear_cross_entropy.h) fused against its ATen path
 // (EMBER_FUSED_LOSS=0) and against central differences; the trainer's folded loss scale against
 // loss * scale with autograd, tied and untied, also under a gradient other than 1; non-finite
-// logits.
+// logits and ignored targets.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -114,6 +114,37 @@ TEST(XentRows, AnyNonFiniteLogitGivesItsRowANaNLoss) {
   auto minus_inf = torch::randn({1, 40});
   minus_inf[0][5] = -INFINITY;
   EXPECT_TRUE(std::isfinite(at::cross_entropy_loss(minus_inf, torch::tensor({0}, torch::kLong)).item<double>()));
+}
+
+// An ignored row (target == ignore_index) has loss 0 and a zero gradient, whatever its logits; the
+// others are as without it, their gradient factor divided by `counted` when it is given.
+TEST(XentRows, IgnoredRowsCountForNothing) {
+  torch::manual_seed(12);
+  for (auto dtype : {at::kDouble, at::kFloat, at::kBFloat16}) {
+    const auto z0 = torch::randn({4, 33}, torch::kDouble).to(dtype);
+    auto z = z0.clone();
+    z[2][7] = NAN;  // ignored: never read
+    const auto y = torch::tensor({3, -100, -100, 32}, torch::kLong);
+    const auto kept = torch::tensor({0, 3}, torch::kLong);
+    const auto losses = ember::xent::softmax_xent_rows_(z, y, 0.8, 1.0, true, -100, torch::tensor(2, torch::kLong));
+    const auto want = reference(z0.index_select(0, kept), y.index_select(0, kept), 0.8, 0.5);  // g / 2 rows
+    const double tol = dtype == at::kDouble ? 1e-12 : dtype == at::kFloat ? 2e-6 : 1.0 / 128;
+    EXPECT_LT(max_rel(losses.index_select(0, kept), want.loss), dtype == at::kDouble ? 1e-12 : 2e-6) << dtype;
+    EXPECT_LT(max_rel(z.index_select(0, kept), want.grad), tol) << dtype;
+    EXPECT_EQ(losses[1].item<double>(), 0.0);
+    EXPECT_EQ(losses[2].item<double>(), 0.0);
+    EXPECT_TRUE(torch::equal(z.narrow(0, 1, 2), torch::zeros({2, 33}, dtype))) << dtype;
+  }
+  // Another ignore index, inside the vocabulary; -100 is then a target outside it.
+  auto z = torch::randn({3, 10});
+  const auto losses = ember::xent::softmax_xent_rows_(z, torch::tensor({4, 0, 4}, torch::kLong), 1, 1, false, 4);
+  EXPECT_EQ(losses[0].item<double>(), 0.0);
+  EXPECT_GT(losses[1].item<double>(), 0.0);
+  EXPECT_THROW(ember::xent::softmax_xent_rows_(z, torch::tensor({4, -100, 4}, torch::kLong), 1, 1, true, 4),
+               ember::Error);
+  EXPECT_THROW(
+      ember::xent::softmax_xent_rows_(z, torch::tensor({4, 0, 4}, torch::kLong), 1, 1, true, -100, torch::tensor(2.0)),
+      ember::Error);  // the count must be an int64
 }
 
 // In place unless the scalar is exactly 1 (then the tensor is not even written: its version stays).
@@ -295,19 +326,17 @@ TEST(FusedLossHead, ATiedTablesLookupAddsIntoTheHeadsGradientInPlace) {
   in_place = 0, out_of_place = 0;
   auto loss = m.training_loss(ids, targets, 1.0);
   const auto handle = at::addThreadLocalCallback(
-      at::RecordFunctionCallback(
-          [](const at::RecordFunction& fn) -> std::unique_ptr<at::ObserverContext> {
-            const std::string name = fn.name();
-            if (name != "aten::add" && name != "aten::add_") return nullptr;
-            bool sparse = false;
-            int tensors = 0;  // add.out (3: into its first operand, as add_ runs it) is not a new tensor
-            for (const auto& v : fn.inputs())
-              if (v.isTensor()) ++tensors, sparse = sparse || v.toTensor().is_sparse();
-            if (sparse && name == "aten::add_") ++in_place;
-            if (sparse && name == "aten::add" && tensors == 2) ++out_of_place;
-            return nullptr;
-          })
-          .needsInputs(true));
+      at::RecordFunctionCallback([](const at::RecordFunction& fn) -> std::unique_ptr<at::ObserverContext> {
+        const std::string name = fn.name();
+        if (name != "aten::add" && name != "aten::add_") return nullptr;
+        bool sparse = false;
+        int tensors = 0;  // add.out (3: into its first operand, as add_ runs it) is not a new tensor
+        for (const auto& v : fn.inputs())
+          if (v.isTensor()) ++tensors, sparse = sparse || v.toTensor().is_sparse();
+        if (sparse && name == "aten::add_") ++in_place;
+        if (sparse && name == "aten::add" && tensors == 2) ++out_of_place;
+        return nullptr;
+      }).needsInputs(true));
   loss.backward();
   at::removeCallback(handle);
   EXPECT_EQ(in_place.load(), 1);

@@ -11,6 +11,16 @@
 // (or set_fused_loss_head(false)) uses ATen ops for that pass instead: fp32 copy, log_softmax,
 // exp, scatter, scale, cast. A row holding a non-finite logit (+inf, -inf or NaN) has a NaN loss on
 // either path and every device, so that train.on_nonfinite sees it.
+//
+// Targets equal to ignore_index (-100 by default, as in F.cross_entropy: padding, masked prompt
+// tokens) count for nothing: their rows have loss 0 and no gradient, whatever their logits, and the
+// mean is over the other rows (the count is read on the device on a GPU: no host sync). A batch
+// whose targets are all ignored has loss 0 and zero gradients. Any other target outside [0, V) is
+// an error on a CPU and a NaN loss on a GPU. The mean is per call: a trainer's factor (1 /
+// grad_accum) and an all-reduce's average over ranks then weight each call equally, not each
+// counted row, which is the same thing when every call counts as many rows (ember's trainer never
+// ignores a target). A token-weighted mean over a whole step would pass factor = (this call's
+// counted rows) / (the step's) instead.
 #pragma once
 #include <memory>
 
@@ -19,9 +29,13 @@
 
 namespace ember {
 
-// The loss of every row, [N] (no graph): per-token losses for evaluations such as frequency buckets.
+inline constexpr int64_t kIgnoreIndex = -100;  // F.cross_entropy's default ignore_index
+
+// The loss of every row, [N] (no graph): per-token losses for evaluations such as frequency buckets;
+// 0 for an ignored row.
 at::Tensor linear_cross_entropy_per_row(const at::Tensor& hidden, const at::Tensor& weight, const at::Tensor& targets,
-                                        double scale = 1.0, int64_t chunk_rows = 0);
+                                        double scale = 1.0, int64_t chunk_rows = 0,
+                                        int64_t ignore_index = kIgnoreIndex);
 
 // Bytes of logits one chunk may take: 256 MiB on a CPU (a chunk stays near the caches), 4 GiB on
 // a GPU, where every chunk re-reads and re-writes the V x D weight gradient and small chunks make
@@ -43,7 +57,7 @@ struct LinearCrossEntropyParts {
 };
 LinearCrossEntropyParts linear_cross_entropy_parts(const at::Tensor& hidden, const at::Tensor& weight,
                                                    const at::Tensor& targets, double scale = 1.0,
-                                                   int64_t chunk_rows = 0);
+                                                   int64_t chunk_rows = 0, int64_t ignore_index = kIgnoreIndex);
 
 // How the loss's gradient is to be formed. factor multiplies the loss and its gradients (a
 // trainer's 1 / grad_accum). root: the gradients are handed on in place, as formed, when the
@@ -59,10 +73,11 @@ struct LossGradient {
   std::shared_ptr<TiedTableGradient> table;
 };
 
-// hidden [N, D], weight [V, D], targets [N] (int64) -> the mean loss times gradient.factor (a
-// scalar, fp32 or fp64).
+// hidden [N, D], weight [V, D], targets [N] (int64) -> the mean loss over the counted rows times
+// gradient.factor (a scalar, fp32 or fp64).
 at::Tensor linear_cross_entropy(const at::Tensor& hidden, const at::Tensor& weight, const at::Tensor& targets,
-                                double scale = 1.0, int64_t chunk_rows = 0, const LossGradient& gradient = {});
+                                double scale = 1.0, int64_t chunk_rows = 0, const LossGradient& gradient = {},
+                                int64_t ignore_index = kIgnoreIndex);
 
 // Whether the fused pass is on (EMBER_FUSED_LOSS, default on); the setter returns the old value.
 bool fused_loss_head();
