@@ -5,17 +5,17 @@
 namespace ember::xent::cpu {
 namespace {
 
-// The row maximum of s z; NaN when the row holds a NaN or an infinity (v - v is 0 for finite v,
-// NaN otherwise), so that a non-finite row gives a non-finite loss. The order of a maximum and of
-// a sum of zeros does not change them, so the SIMD reduction leaves the result exact.
+// The row maximum of s z, NaN when the row holds a NaN or an infinity (xent_rows.h: max_step,
+// nonfinite_step). The order of a maximum and of a sum of zeros does not change them, so the SIMD
+// reduction leaves the result exact.
 template <class A, class T>
 inline __attribute__((always_inline)) A row_max(const T* z, int64_t V, A s) {
   A m = -INFINITY, nonfinite = 0;
 #pragma omp simd reduction(max : m) reduction(+ : nonfinite)
   for (int64_t j = 0; j < V; ++j) {
     const A v = s * widen(z[j]);
-    m = m < v ? v : m;
-    nonfinite += v - v;
+    m = max_step(m, v);
+    nonfinite = nonfinite_step(nonfinite, v);
   }
   return m + nonfinite;
 }
@@ -45,11 +45,18 @@ inline __attribute__((always_inline)) A row_sum_exp_stored(T* z, int64_t V, A s,
 }
 
 template <class T, class A>
-inline __attribute__((always_inline)) int64_t xent(T* z, int64_t V, int64_t ld, const int64_t* y, A s, A g,
-                                                   bool grad, A* loss, int64_t r0, int64_t r1) {
+inline __attribute__((always_inline)) int64_t xent(T* z, int64_t V, int64_t ld, const int64_t* y, int64_t ignore, A s,
+                                                   A g, bool grad, A* loss, int64_t r0, int64_t r1) {
   int64_t bad = -1;
   for (int64_t r = r0; r < r1; ++r) {
     T* row = z + r * ld;
+    if (y[r] == ignore) {  // counts for nothing: no loss, no gradient, whatever its logits
+      loss[r] = A(0);
+      if (!grad) continue;
+#pragma omp simd
+      for (int64_t j = 0; j < V; ++j) store(A(0), row + j);
+      continue;
+    }
     if (y[r] < 0 || y[r] >= V) {
       loss[r] = A(NAN);
       if (bad < 0) bad = r;
@@ -71,19 +78,19 @@ inline __attribute__((always_inline)) int64_t xent(T* z, int64_t V, int64_t ld, 
 
 }  // namespace
 
-EMBER_SIMD_CLONES int64_t rows(float* z, int64_t V, int64_t ld, const int64_t* y, float s, float g, bool grad,
-                            float* loss, int64_t r0, int64_t r1) {
-  return xent(z, V, ld, y, s, g, grad, loss, r0, r1);
+EMBER_SIMD_CLONES int64_t rows(float* z, int64_t V, int64_t ld, const int64_t* y, int64_t ignore, float s, float g,
+                               bool grad, float* loss, int64_t r0, int64_t r1) {
+  return xent(z, V, ld, y, ignore, s, g, grad, loss, r0, r1);
 }
 
-EMBER_SIMD_CLONES int64_t rows(Bf16* z, int64_t V, int64_t ld, const int64_t* y, float s, float g, bool grad,
-                            float* loss, int64_t r0, int64_t r1) {
-  return xent(z, V, ld, y, s, g, grad, loss, r0, r1);
+EMBER_SIMD_CLONES int64_t rows(Bf16* z, int64_t V, int64_t ld, const int64_t* y, int64_t ignore, float s, float g,
+                               bool grad, float* loss, int64_t r0, int64_t r1) {
+  return xent(z, V, ld, y, ignore, s, g, grad, loss, r0, r1);
 }
 
-EMBER_SIMD_CLONES int64_t rows(double* z, int64_t V, int64_t ld, const int64_t* y, double s, double g, bool grad,
-                            double* loss, int64_t r0, int64_t r1) {
-  return xent(z, V, ld, y, s, g, grad, loss, r0, r1);
+EMBER_SIMD_CLONES int64_t rows(double* z, int64_t V, int64_t ld, const int64_t* y, int64_t ignore, double s, double g,
+                               bool grad, double* loss, int64_t r0, int64_t r1) {
+  return xent(z, V, ld, y, ignore, s, g, grad, loss, r0, r1);
 }
 
 }  // namespace ember::xent::cpu

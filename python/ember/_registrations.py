@@ -40,12 +40,12 @@ def _loss_dtype(hidden, weight):
 
 
 @lib.register_fake("ember::linear_cross_entropy")
-def _linear_cross_entropy_fake(hidden, weight, targets, scale=1.0, chunk_rows=0):
+def _linear_cross_entropy_fake(hidden, weight, targets, scale=1.0, chunk_rows=0, ignore_index=-100):
     return hidden.new_empty((), dtype=_loss_dtype(hidden, weight)), torch.empty_like(hidden), torch.empty_like(weight)
 
 
 @lib.register_fake("ember::linear_cross_entropy_loss")
-def _linear_cross_entropy_loss_fake(hidden, weight, targets, scale=1.0, chunk_rows=0):
+def _linear_cross_entropy_loss_fake(hidden, weight, targets, scale=1.0, chunk_rows=0, ignore_index=-100):
     return hidden.new_empty((), dtype=_loss_dtype(hidden, weight))
 
 
@@ -56,7 +56,8 @@ def _linear_cross_entropy_setup(ctx, inputs, output):
 
 def _linear_cross_entropy_backward(ctx, grad_loss, _grad_of_grad_hidden, _grad_of_grad_weight):
     grad_hidden, grad_weight = ctx.saved_tensors  # d(mean loss)/dh and /dW; the chain rule scales them
-    return grad_loss.to(grad_hidden.dtype) * grad_hidden, grad_loss.to(grad_weight.dtype) * grad_weight, None, None, None
+    return (grad_loss.to(grad_hidden.dtype) * grad_hidden, grad_loss.to(grad_weight.dtype) * grad_weight,
+            None, None, None, None)
 
 
 lib.register_autograd("ember::linear_cross_entropy", _linear_cross_entropy_backward,

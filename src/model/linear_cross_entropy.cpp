@@ -20,13 +20,30 @@ struct Pass {
 struct Chunked {  // what every chunk shares
   at::ScalarType mm, acc;
   double scale, factor;  // s of CE(s h W^T, y); f: the caller's loss scale, folded into the gradients
-  int64_t N;
-  bool grads, grad_weight, fused;
+  int64_t N, ignore_index;
+  // The rows the mean is over (targets other than ignore_index): counted on the host for CPU
+  // targets (-1 otherwise), else `counted_on_device`, an int64 the kernel and the ATen ops read
+  // there (no host sync). ignoring: a row may be ignored (always so when not counted on the host).
+  int64_t counted;
+  at::Tensor counted_on_device;
+  bool ignoring, grads, grad_weight, fused;
 };
 
 at::ScalarType matmul_dtype(const at::Tensor& h, const at::Tensor& w) {
   if (autocast_enabled(h.device())) return autocast_dtype(h.device());
   return at::promote_types(h.scalar_type(), w.scalar_type());
+}
+
+// f / (rows the mean is over), 0 when there are none: on the host, or (per_counted_on_device) a
+// 0-dim tensor of `dtype` on the device, divided there in double as on the host.
+double per_counted(const Chunked& c, double f) { return f / static_cast<double>(std::max<int64_t>(c.counted, 1)); }
+at::Tensor per_counted_on_device(const Chunked& c, double f, at::ScalarType dtype) {
+  return (f / c.counted_on_device.clamp_min(1).to(at::kDouble)).to(dtype);
+}
+
+// sum * f / (rows the mean is over): the mean loss times f, with no host sync on a GPU.
+at::Tensor mean_of(const at::Tensor& sum, const Chunked& c, double f) {
+  return c.counted >= 0 ? sum * per_counted(c, f) : sum * per_counted_on_device(c, f, sum.scalar_type());
 }
 
 // acc (+)= z^T hc: one GEMM into the accumulator (beta 1, or 0 for the first chunk). bf16 products
@@ -46,17 +63,28 @@ void accumulate_weight_grad(at::Tensor& acc, const at::Tensor& z, const at::Tens
 
 // One chunk with ATen ops (kernels.loss_head = aten, or logits the fused rows do not take): fp32 copy of
 // the logits, log_softmax, exp, scatter of -1, scale and cast back. Returns the gradient of the
-// logits (mm dtype; undefined without gradients) and the chunk's CE per row.
+// logits (mm dtype; undefined without gradients) and the chunk's CE per row. As in the fused rows,
+// a row holding a non-finite logit gets a NaN loss and gradient (log_softmax alone leaves the rest
+// of a row with a -inf finite; the row's sum of log-probabilities, one read of the chunk, is not),
+// and an ignored row counts for nothing, whatever its logits.
 std::pair<at::Tensor, at::Tensor> aten_chunk(at::Tensor z, const at::Tensor& yc, const Chunked& c) {
+  const auto kept = c.ignoring ? yc.ne(c.ignore_index) : at::Tensor();  // rows that count
+  const auto y = c.ignoring ? at::where(kept, yc, 0) : yc;              // in range for gather and scatter
   z = z.to(c.acc);
   if (c.scale != 1.0) z.mul_(c.scale);
   auto log_p = at::log_softmax(z, -1);  // z - log sum_v exp z_v, stably, in one fused kernel
   z.reset();
-  auto ce = -log_p.gather(1, yc.unsqueeze(1)).squeeze(1);  // CE = log sum exp z - z_y
+  const auto total = log_p.sum(-1), nonfinite = total - total;        // 0, or NaN for a non-finite row
+  auto ce = -log_p.gather(1, y.unsqueeze(1)).squeeze(1) + nonfinite;  // CE = log sum exp z - z_y
+  if (c.ignoring) ce = at::where(kept, ce, 0);
   if (!c.grads) return {at::Tensor(), ce};
-  auto g = log_p.exp_();                                                    // softmax(z)
-  g.scatter_add_(1, yc.unsqueeze(1), at::full({g.size(0), 1}, -1.0, g.options()));  // - onehot(y)
-  return {g.mul_(c.scale * c.factor / static_cast<double>(c.N)).to(c.mm), ce};
+  auto g = log_p.exp_();                                                           // softmax(z)
+  g.scatter_add_(1, y.unsqueeze(1), at::full({g.size(0), 1}, -1.0, g.options()));  // - onehot(y)
+  const double sf = c.scale * c.factor;  // times 1 / N, per row (NaN for a non-finite one)
+  g.mul_(c.counted >= 0 ? nonfinite.unsqueeze(1) + per_counted(c, sf)
+                        : nonfinite.unsqueeze(1) + per_counted_on_device(c, sf, c.acc));
+  if (c.ignoring) g = at::where(kept.unsqueeze(1), g, 0);
+  return {g.to(c.mm), ce};
 }
 
 // One pass over chunks of rows: z = h W^T, CE_i = logsumexp(s z_i) - s z_{i, y_i}; with gradients,
@@ -73,6 +101,8 @@ Pass chunked_pass(const at::Tensor& h, const at::Tensor& w, const at::Tensor& y,
     if (c.grad_weight)  // written whole by the first chunk's GEMM (beta 0)
       p.grad_w = c.N > 0 ? at::empty(w.sizes(), w.options().dtype(c.acc)) : at::zeros(w.sizes(), w.options().dtype(c.acc));
   }
+  // The fused rows divide f by the count themselves where it is on the device.
+  const double g = c.counted >= 0 ? per_counted(c, c.factor) : c.factor;
   for (int64_t start = 0; start < c.N; start += rows) {
     const int64_t n = std::min(rows, c.N - start);
     const auto hc = h.narrow(0, start, n).to(c.mm);
@@ -80,11 +110,11 @@ Pass chunked_pass(const at::Tensor& h, const at::Tensor& w, const at::Tensor& y,
     auto z = at::mm(hc, wm.t());  // [n, V] logits in the matmul dtype
     at::Tensor ce;
     if (c.fused) {
-      ce = xent::softmax_xent_rows_(z, yc, c.scale, c.factor / static_cast<double>(c.N), c.grads);
+      ce = xent::softmax_xent_rows_(z, yc, c.scale, g, c.grads, c.ignore_index, c.counted_on_device);
       kernels::testing::apply_fault(kernels::Op::loss_head, ce);
     } else {
-      auto [g, chunk_ce] = aten_chunk(std::move(z), yc, c);
-      z = std::move(g), ce = std::move(chunk_ce);
+      auto [grad, chunk_ce] = aten_chunk(std::move(z), yc, c);
+      z = std::move(grad), ce = std::move(chunk_ce);
     }
     p.loss_sum += ce.sum();
     if (per_row) per_row->narrow(0, start, n).copy_(ce);
@@ -96,11 +126,16 @@ Pass chunked_pass(const at::Tensor& h, const at::Tensor& w, const at::Tensor& y,
   return p;
 }
 
-Chunked plan(const at::Tensor& h, const at::Tensor& w, double scale, double factor, bool grads, bool grad_weight) {
+Chunked plan(const at::Tensor& h, const at::Tensor& w, const at::Tensor& y, double scale, double factor, bool grads,
+             bool grad_weight, int64_t ignore_index) {
   Chunked c;
   c.mm = matmul_dtype(h, w);
   c.acc = c.mm == at::kDouble ? at::kDouble : at::kFloat;
-  c.scale = scale, c.factor = factor, c.N = h.size(0);
+  c.scale = scale, c.factor = factor, c.N = h.size(0), c.ignore_index = ignore_index;
+  const auto counted = y.ne(ignore_index).sum();  // one pass over the N targets
+  c.counted = y.is_cpu() ? counted.item<int64_t>() : -1;
+  if (c.counted < 0) c.counted_on_device = counted;
+  c.ignoring = c.counted != c.N;
   c.grads = grads, c.grad_weight = grads && grad_weight;
   c.fused = kernels::use_fused(kernels::Op::loss_head, h.device()) && xent::fused_supported(at::empty({0, w.size(0)}, h.options().dtype(c.mm)));
   return c;
@@ -117,35 +152,49 @@ int64_t loss_chunk_rows(const at::Tensor& h, const at::Tensor& w, const Chunked&
   return balanced_chunk_rows(h.size(0), most);
 }
 
+// With root, backward honours the gradient the loss receives: 1 under loss.backward() or
+// loss + aux (the stored gradients go on as formed), anything else under 0.5 * loss: the stored
+// gradients are scaled in place (xent::scale_unless_one_: a pass over [N, D] and [V, D] only when
+// it is not 1, decided on the device, no host sync). A tied table's handoff then gets the scaled
+// weight gradient, and autograd none from here (model/tied_gradient.h).
 struct LinearCrossEntropy : torch::autograd::Function<LinearCrossEntropy> {
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& h, const at::Tensor& w,
                             const at::Tensor& y, double scale, int64_t rows, double factor, bool root,
-                            const std::shared_ptr<TiedTableGradient>& table) {
+                            const std::shared_ptr<TiedTableGradient>& table, int64_t ignore_index) {
     // A frozen head (e.g. the teach signal of model/lm.h, which wants dL/dh only) skips dL/dW.
-    const auto c = plan(h, w, scale, factor, true, ctx->needs_input_grad(1));
+    const auto c = plan(h, w, y, scale, factor, true, ctx->needs_input_grad(1), ignore_index);
     Pass p = chunked_pass(h, w, y, loss_chunk_rows(h, w, c, rows), c);
     const auto grad_w = p.grad_w.defined() ? p.grad_w.to(w.scalar_type()) : at::Tensor();
-    if (root && table) table->head = grad_w;  // the tied lookup's backward adds its rows into it
     ctx->save_for_backward({p.grad_h.to(h.scalar_type()), grad_w});
     ctx->saved_data["root"] = root;
-    return p.loss_sum * (factor / static_cast<double>(h.size(0)));
+    if (root && table && table->lookup && grad_w.defined()) ctx->saved_data["table"] = tied_handoff_value(table);
+    return mean_of(p.loss_sum, c, factor);
   }
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grad_out) {
-    const auto saved = ctx->get_saved_variables();
-    if (ctx->saved_data["root"].toBool()) return {saved[0], saved[1], {}, {}, {}, {}, {}, {}};  // gradient 1: as formed
+    auto saved = ctx->get_saved_variables();
     const auto& g = grad_out[0];  // a scalar: the chain rule only scales the stored gradients
-    return {saved[0] * g.to(saved[0].scalar_type()),
-            saved[1].defined() ? saved[1] * g.to(saved[1].scalar_type()) : at::Tensor(), {}, {}, {}, {}, {}, {}};
+    if (!ctx->saved_data["root"].toBool()) {
+      saved[0] = saved[0] * g.to(saved[0].scalar_type());
+      if (saved[1].defined()) saved[1] = saved[1] * g.to(saved[1].scalar_type());
+      return {saved[0], saved[1], {}, {}, {}, {}, {}, {}, {}};
+    }
+    xent::scale_unless_one_(saved[0], g);
+    if (saved[1].defined()) xent::scale_unless_one_(saved[1], g);
+    if (ctx->saved_data.count("table")) {  // the lookup hands it on, its rows added in place
+      tied_handoff(ctx->saved_data["table"])->head = saved[1];
+      saved[1] = at::Tensor();
+    }
+    return {saved[0], saved[1], {}, {}, {}, {}, {}, {}, {}};
   }
 };
 
 }  // namespace
 
 at::Tensor linear_cross_entropy_per_row(const at::Tensor& hidden, const at::Tensor& weight, const at::Tensor& targets,
-                                        double scale, int64_t chunk_rows) {
+                                        double scale, int64_t chunk_rows, int64_t ignore_index) {
   at::NoGradGuard no_grad;
-  const auto c = plan(hidden, weight, scale, 1.0, false, false);
+  const auto c = plan(hidden, weight, targets, scale, 1.0, false, false, ignore_index);
   const int64_t rows = loss_chunk_rows(hidden, weight, c, chunk_rows);
   auto out = at::zeros({hidden.size(0)}, hidden.options().dtype(c.acc));  // zeros: see chunked_pass
   chunked_pass(hidden, weight, targets, rows, c, &out);
@@ -164,24 +213,24 @@ int64_t balanced_chunk_rows(int64_t rows, int64_t max_rows) {
 }
 
 LinearCrossEntropyParts linear_cross_entropy_parts(const at::Tensor& hidden, const at::Tensor& weight,
-                                                   const at::Tensor& targets, double scale, int64_t chunk_rows) {
+                                                   const at::Tensor& targets, double scale, int64_t chunk_rows,
+                                                   int64_t ignore_index) {
   at::NoGradGuard no_graph;
-  const auto c = plan(hidden, weight, scale, 1.0, true, true);
+  const auto c = plan(hidden, weight, targets, scale, 1.0, true, true, ignore_index);
   Pass p = chunked_pass(hidden, weight, targets, loss_chunk_rows(hidden, weight, c, chunk_rows), c);
-  return {p.loss_sum / static_cast<double>(hidden.size(0)), p.grad_h.to(hidden.scalar_type()),
-          p.grad_w.to(weight.scalar_type())};
+  return {mean_of(p.loss_sum, c, 1.0), p.grad_h.to(hidden.scalar_type()), p.grad_w.to(weight.scalar_type())};
 }
 
 at::Tensor linear_cross_entropy(const at::Tensor& hidden, const at::Tensor& weight, const at::Tensor& targets,
-                                double scale, int64_t chunk_rows, const LossGradient& gradient) {
+                                double scale, int64_t chunk_rows, const LossGradient& gradient, int64_t ignore_index) {
   const bool grads = at::GradMode::is_enabled() && (hidden.requires_grad() || weight.requires_grad());
   if (!grads) {
-    const auto c = plan(hidden, weight, scale, 1.0, false, false);
-    return chunked_pass(hidden, weight, targets, loss_chunk_rows(hidden, weight, c, chunk_rows), c).loss_sum *
-           (gradient.factor / static_cast<double>(hidden.size(0)));
+    const auto c = plan(hidden, weight, targets, scale, 1.0, false, false, ignore_index);
+    return mean_of(chunked_pass(hidden, weight, targets, loss_chunk_rows(hidden, weight, c, chunk_rows), c).loss_sum, c,
+                   gradient.factor);
   }
   return LinearCrossEntropy::apply(hidden, weight, targets, scale, chunk_rows, gradient.factor, gradient.root,
-                                   gradient.table);
+                                   gradient.table, ignore_index);
 }
 
 }  // namespace ember

@@ -12,34 +12,44 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
-// The tied table's lookup: its backward adds the rows' gradient, as a sparse gradient, into the
-// head's dense gradient left in `table` (model/tied_gradient.h) in place, where autograd holds it
-// until both have arrived, and returns none of its own; with none left there, the sparse gradient,
-// which autograd adds to the head's.
+struct TiedHandoffHolder : torch::CustomClassHolder {
+  explicit TiedHandoffHolder(std::shared_ptr<TiedTableGradient> t) : table(std::move(t)) {}
+  std::shared_ptr<TiedTableGradient> table;
+};
+
+// The tied table's lookup (model/tied_gradient.h): its backward adds the rows' gradient, as a
+// sparse gradient, into the head's dense gradient left in `table` in place and hands on the sum as
+// the table's whole gradient; with none left there (the head's backward did not run), the sparse
+// rows alone, which autograd adds to the table's other gradients.
 struct TiedLookup : torch::autograd::Function<TiedLookup> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& weight, const at::Tensor& ids,
                             const std::shared_ptr<TiedTableGradient>& table) {
     ctx->save_for_backward({ids});
     ctx->saved_data["vocab"] = weight.size(0);
-    ctx->saved_data["table"] = c10::IValue::make_capsule(c10::make_intrusive<Holder>(table));
+    if (table) table->lookup = true;  // the head's backward, after this one's forward, leaves its gradient
+    ctx->saved_data["table"] = tied_handoff_value(table);
     return at::embedding(weight, ids);
   }
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     const auto ids = ctx->get_saved_variables()[0];
     auto rows = at::embedding_sparse_backward(grads[0], ids, ctx->saved_data["vocab"].toInt(), /*padding_idx=*/-1,
                                               /*scale_grad_by_freq=*/false);
-    auto& table = c10::static_intrusive_pointer_cast<Holder>(ctx->saved_data["table"].toCapsule())->table;
+    const auto table = tied_handoff(ctx->saved_data["table"]);
     if (!table || !table->head.defined()) return {rows, {}, {}};
-    std::exchange(table->head, at::Tensor()).add_(rows);  // the handoff lets go: autograd's is the last reference
-    return {at::Tensor(), {}, {}};
+    auto whole = std::exchange(table->head, at::Tensor());  // the handoff lets go: autograd's is the last reference
+    return {whole.add_(rows), {}, {}};
   }
-  struct Holder : torch::CustomClassHolder {
-    explicit Holder(std::shared_ptr<TiedTableGradient> t) : table(std::move(t)) {}
-    std::shared_ptr<TiedTableGradient> table;
-  };
 };
 
 }  // namespace
+
+c10::IValue tied_handoff_value(std::shared_ptr<TiedTableGradient> table) {
+  return c10::IValue::make_capsule(c10::make_intrusive<TiedHandoffHolder>(std::move(table)));
+}
+
+std::shared_ptr<TiedTableGradient> tied_handoff(const c10::IValue& value) {
+  return c10::static_intrusive_pointer_cast<TiedHandoffHolder>(value.toCapsule())->table;
+}
 
 TableEmbedding::TableEmbedding(int64_t vocab, int64_t dim, double init_std, bool tied) : tied_(tied) {
   weight_ = register_parameter("weight", normal_parameter({vocab, dim}, init_std));

@@ -9,7 +9,18 @@
 // row's log-sum-exp and turns it into its gradient in place, the input gradient is one GEMM into
 // its rows and the weight gradient one GEMM accumulated into fp32 (beta 1). kernels.loss_head =
 // aten (kernels/kernel_choice.h) uses ATen ops for that pass instead: fp32 copy, log_softmax, exp,
-// scatter, scale, cast.
+// scatter, scale, cast. A row holding a non-finite logit (+inf, -inf or NaN) has a NaN loss on
+// either path and every device, so that train.on_nonfinite sees it.
+//
+// Targets equal to ignore_index (-100 by default, as in F.cross_entropy: padding, masked prompt
+// tokens) count for nothing: their rows have loss 0 and no gradient, whatever their logits, and the
+// mean is over the other rows (the count is read on the device on a GPU: no host sync). A batch
+// whose targets are all ignored has loss 0 and zero gradients. Any other target outside [0, V) is
+// an error on a CPU and a NaN loss on a GPU. The mean is per call: a trainer's factor (1 /
+// grad_accum) and an all-reduce's average over ranks then weight each call equally, not each
+// counted row, which is the same thing when every call counts as many rows (ember's trainer never
+// ignores a target). A token-weighted mean over a whole step would pass factor = (this call's
+// counted rows) / (the step's) instead.
 #pragma once
 #include <memory>
 
@@ -18,9 +29,13 @@
 
 namespace ember {
 
-// The loss of every row, [N] (no graph): per-token losses for evaluations such as frequency buckets.
+inline constexpr int64_t kIgnoreIndex = -100;  // F.cross_entropy's default ignore_index
+
+// The loss of every row, [N] (no graph): per-token losses for evaluations such as frequency buckets;
+// 0 for an ignored row.
 at::Tensor linear_cross_entropy_per_row(const at::Tensor& hidden, const at::Tensor& weight, const at::Tensor& targets,
-                                        double scale = 1.0, int64_t chunk_rows = 0);
+                                        double scale = 1.0, int64_t chunk_rows = 0,
+                                        int64_t ignore_index = kIgnoreIndex);
 
 // Bytes of logits one chunk may take: 256 MiB on a CPU (a chunk stays near the caches), 4 GiB on
 // a GPU, where every chunk re-reads and re-writes the V x D weight gradient and small chunks make
@@ -42,23 +57,26 @@ struct LinearCrossEntropyParts {
 };
 LinearCrossEntropyParts linear_cross_entropy_parts(const at::Tensor& hidden, const at::Tensor& weight,
                                                    const at::Tensor& targets, double scale = 1.0,
-                                                   int64_t chunk_rows = 0);
+                                                   int64_t chunk_rows = 0, int64_t ignore_index = kIgnoreIndex);
 
 // How the loss's gradient is to be formed. factor multiplies the loss and its gradients (a
-// trainer's 1 / grad_accum). root: the returned loss is where backward() starts, with gradient 1
-// (loss.backward()); backward then hands the gradients on as formed, with no pass over the
-// [V, D] weight gradient to scale it. Any other use of the loss with root set is wrong.
+// trainer's 1 / grad_accum). root: the gradients are handed on in place, as formed, when the
+// gradient the loss receives in backward is exactly 1 (loss.backward(), loss + aux): no pass over
+// the [V, D] weight gradient to scale it. Any other (0.5 * loss) scales them in place, a pass over
+// [N, D] and [V, D], decided on the device (no host sync). The gradients are formed once: backward
+// through the loss once, not with retain_graph twice.
 struct LossGradient {
   double factor = 1.0;
   bool root = false;
-  // With root: where the weight's gradient, handed to autograd as formed, is also left for a tied
-  // table's lookup to add its rows into in place (model/tied_gradient.h); null: none.
+  // With root: where the weight's gradient is left for a tied table's lookup, which recorded its
+  // forward before, to add its rows into in place and hand on (model/tied_gradient.h); null: none.
   std::shared_ptr<TiedTableGradient> table;
 };
 
-// hidden [N, D], weight [V, D], targets [N] (int64) -> the mean loss times gradient.factor (a
-// scalar, fp32 or fp64).
+// hidden [N, D], weight [V, D], targets [N] (int64) -> the mean loss over the counted rows times
+// gradient.factor (a scalar, fp32 or fp64).
 at::Tensor linear_cross_entropy(const at::Tensor& hidden, const at::Tensor& weight, const at::Tensor& targets,
-                                double scale = 1.0, int64_t chunk_rows = 0, const LossGradient& gradient = {});
+                                double scale = 1.0, int64_t chunk_rows = 0, const LossGradient& gradient = {},
+                                int64_t ignore_index = kIgnoreIndex);
 
 }  // namespace ember
