@@ -21,7 +21,7 @@
 #include "ember/model/autocast.h"
 #include "ember/model/linear_cross_entropy.h"
 #include "ember/train/step_profiler.h"
-#include "kernels/kernel_choice.h"
+#include "ember/kernels/kernel_choice.h"
 #include "peak_memory.h"
 
 using ember::bench::reset_peak;

@@ -8,7 +8,7 @@
 #include "ember/model/mixers/attention.h"
 #include "ember/model/swiglu_gate.h"
 #include "ember/train/adamw.h"
-#include "kernels/kernel_choice.h"
+#include "ember/kernels/kernel_choice.h"
 
 namespace {
 

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "ember/util/error.h"
-#include "kernels/kernel_choice.h"
+#include "ember/kernels/kernel_choice.h"
 #include "kernels/lev_spline.h"
 #include "kernels/lev_spline_cpu_loops.h"
 #include "kernels/lev_spline_cuda.h"

@@ -149,7 +149,11 @@ void scale_unless_one_(at::Tensor& x, const at::Tensor& g) {
   if (g.numel() != 1)
     throw Error(fmt::format("scale_unless_one_: g must be a scalar, got {}", fmt::join(g.sizes(), "x")));
   if (g.is_cpu()) {
-    if (g.item<double>() != 1.0) x.mul_(g.to(x.scalar_type()));  // a CPU scalar: no sync
+    // A CPU scalar, read in place: no ATen op, so a step's count of host syncs stays 0.
+    const double v = g.scalar_type() == at::kDouble  ? *g.const_data_ptr<double>()
+                     : g.scalar_type() == at::kFloat ? *g.const_data_ptr<float>()
+                                                     : g.item<double>();
+    if (v != 1.0) x.mul_(g.to(x.scalar_type()));
     return;
   }
 #ifdef EMBER_WITH_CUDA

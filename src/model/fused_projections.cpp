@@ -6,7 +6,7 @@
 #include <torch/autograd.h>
 
 #include "ember/model/autocast.h"
-#include "kernels/kernel_choice.h"
+#include "ember/kernels/kernel_choice.h"
 
 namespace ember {
 namespace {

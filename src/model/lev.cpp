@@ -5,7 +5,7 @@
 #include "ember/model/autocast.h"
 #include "ember/model/init.h"
 #include "ember/util/error.h"
-#include "kernels/kernel_choice.h"
+#include "ember/kernels/kernel_choice.h"
 #include "kernels/lev_spline.h"
 
 namespace ember {

@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "ember/model/autocast.h"
-#include "kernels/kernel_choice.h"
+#include "ember/kernels/kernel_choice.h"
 #include "kernels/xent.h"
 
 namespace ember {
@@ -126,15 +126,22 @@ Pass chunked_pass(const at::Tensor& h, const at::Tensor& w, const at::Tensor& y,
   return p;
 }
 
+// The targets other than ignore_index, counted in a loop over CPU targets: no ATen op, nothing read
+// back (the step's ops and host syncs stay as they were).
+int64_t counted_on_host(const at::Tensor& y, int64_t ignore_index) {
+  const auto targets = y.expect_contiguous();
+  const int64_t* t = targets->const_data_ptr<int64_t>();
+  return std::count_if(t, t + targets->numel(), [&](int64_t v) { return v != ignore_index; });
+}
+
 Chunked plan(const at::Tensor& h, const at::Tensor& w, const at::Tensor& y, double scale, double factor, bool grads,
              bool grad_weight, int64_t ignore_index) {
   Chunked c;
   c.mm = matmul_dtype(h, w);
   c.acc = c.mm == at::kDouble ? at::kDouble : at::kFloat;
   c.scale = scale, c.factor = factor, c.N = h.size(0), c.ignore_index = ignore_index;
-  const auto counted = y.ne(ignore_index).sum();  // one pass over the N targets
-  c.counted = y.is_cpu() ? counted.item<int64_t>() : -1;
-  if (c.counted < 0) c.counted_on_device = counted;
+  c.counted = y.is_cpu() && y.scalar_type() == at::kLong ? counted_on_host(y, ignore_index) : -1;
+  if (c.counted < 0) c.counted_on_device = y.ne(ignore_index).sum();  // one pass over the N targets
   c.ignoring = c.counted != c.N;
   c.grads = grads, c.grad_weight = grads && grad_weight;
   c.fused = kernels::use_fused(kernels::Op::loss_head, h.device()) && xent::fused_supported(at::empty({0, w.size(0)}, h.options().dtype(c.mm)));

@@ -3,7 +3,7 @@
 #include "ember/model/fused_projections.h"
 #include "ember/model/init.h"
 #include "ember/model/swiglu_gate.h"
-#include "kernels/kernel_choice.h"
+#include "ember/kernels/kernel_choice.h"
 
 namespace ember {
 

@@ -3,7 +3,7 @@
 #include <torch/autograd.h>
 
 #include "ember/model/init.h"
-#include "kernels/kernel_choice.h"
+#include "ember/kernels/kernel_choice.h"
 #include "kernels/rms_norm.h"
 
 namespace ember {

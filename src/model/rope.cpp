@@ -8,7 +8,7 @@
 #include <cmath>
 
 #include "ember/util/error.h"
-#include "kernels/kernel_choice.h"
+#include "ember/kernels/kernel_choice.h"
 #include "kernels/rope_cpu_loops.h"
 #include "kernels/rope_cuda.h"
 
@@ -26,7 +26,7 @@ bool fused_on_cpu(const at::Tensor& x) {
   return x.is_cpu() && x.dim() == 4 && x.stride(3) == 1 && kernels::use_fused(kernels::Op::rope, x.device());
 }
 
-// The test-only fault of kernels/kernel_choice.h, on a forward rotation's output.
+// The test-only fault of ember/kernels/kernel_choice.h, on a forward rotation's output.
 at::Tensor with_fault(at::Tensor y, bool inverse) {
   if (!inverse) kernels::testing::apply_fault(kernels::Op::rope, y);
   return y;

@@ -2,7 +2,7 @@
 
 #include <torch/autograd.h>
 
-#include "kernels/kernel_choice.h"
+#include "ember/kernels/kernel_choice.h"
 #include "kernels/swiglu.h"
 
 namespace ember {

@@ -5,7 +5,7 @@
 #include "ember/model/init.h"
 #include "ember/model/linear_cross_entropy.h"
 #include "ember/model/lm.h"
-#include "kernels/kernel_choice.h"
+#include "ember/kernels/kernel_choice.h"
 
 namespace ember {
 namespace {

@@ -11,7 +11,7 @@
 #include "ember/model/autocast.h"
 #include "ember/model/fused_projections.h"
 #include "ember/model/lm.h"
-#include "kernels/kernel_choice.h"
+#include "ember/kernels/kernel_choice.h"
 #include "tests/gpu/gpu_precondition.h"
 
 namespace {

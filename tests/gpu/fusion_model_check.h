@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "ember/model/lm.h"
-#include "kernels/kernel_choice.h"
+#include "ember/kernels/kernel_choice.h"
 
 // The model with `op` fused against on ATen's ops.
 inline bool fused_model_matches(const char* what, ember::kernels::Op op) {

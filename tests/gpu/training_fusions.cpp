@@ -14,7 +14,7 @@
 #include "ember/model/kernel_check.h"
 #include "ember/model/lm.h"
 #include "ember/train/adamw.h"
-#include "kernels/kernel_choice.h"
+#include "ember/kernels/kernel_choice.h"
 #include "tests/gpu/gpu_precondition.h"
 
 namespace {

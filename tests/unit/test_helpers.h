@@ -7,7 +7,7 @@
 #include <string>
 
 #include "ember/util/error.h"
-#include "kernels/kernel_choice.h"
+#include "ember/kernels/kernel_choice.h"
 
 namespace ember::testing {
 

@@ -13,7 +13,7 @@
 #include "ember/train/kernel_setup.h"
 #include "ember/util/error.h"
 #include "ember/util/files.h"
-#include "kernels/kernel_choice.h"
+#include "ember/kernels/kernel_choice.h"
 #include "model_gradients.h"
 #include "scratch.h"
 

@@ -9,9 +9,9 @@
 // weight is a transient copy in forward and in backward, not kept between them. Below 64 rows of x
 // (decoding) it runs one linear per weight.
 //
-// kernels.projections (kernels/kernel_choice.h) says whether it stacks; its built-in default stacks
+// kernels.projections (ember/kernels/kernel_choice.h) says whether it stacks; its built-in default stacks
 // for CUDA inputs only: on the CPU no gain was measured (bench/RESULTS.md, "Fused projections";
-// `auto` times both on the device, kernels/kernel_choice.h).
+// `auto` times both on the device, ember/kernels/kernel_choice.h).
 #pragma once
 #include <ATen/ATen.h>
 

@@ -1,4 +1,4 @@
-// The on-device check of ember's fused ops (kernels/kernel_choice.h): each op runs forward and
+// The on-device check of ember's fused ops (ember/kernels/kernel_choice.h): each op runs forward and
 // backward on small random inputs through its fused path and through ATen's, on the device and in
 // the precision a run will use. Their outputs and gradients are compared element by element within
 // the tolerance of the precision, and both paths are timed. `auto` takes the fused path only where
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/kernel_choice.h"
+#include "ember/kernels/kernel_choice.h"
 
 namespace ember {
 

@@ -1,4 +1,4 @@
-// What `auto` in the `kernels:` section (kernels/kernels_config.h) means on this machine: the on-device
+// What `auto` in the `kernels:` section (ember/kernels/kernels_config.h) means on this machine: the on-device
 // check's table (model/kernel_check.h) for a key of the device's name, the torch version, the ember
 // build and the precision. Checked the first time the key is seen and cached in the user's cache
 // folder ($XDG_CACHE_HOME/ember/kernels, else ~/.cache/ember/kernels), one JSON file per key; a
@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "ember/model/kernel_check.h"
-#include "kernels/kernel_choice.h"
+#include "ember/kernels/kernel_choice.h"
 
 namespace ember {
 

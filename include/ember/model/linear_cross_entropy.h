@@ -8,7 +8,7 @@
 // Each chunk of logits stays in the matmul dtype: one fused pass (kernels/xent.h) reads it for the
 // row's log-sum-exp and turns it into its gradient in place, the input gradient is one GEMM into
 // its rows and the weight gradient one GEMM accumulated into fp32 (beta 1). kernels.loss_head =
-// aten (kernels/kernel_choice.h) uses ATen ops for that pass instead: fp32 copy, log_softmax, exp,
+// aten (ember/kernels/kernel_choice.h) uses ATen ops for that pass instead: fp32 copy, log_softmax, exp,
 // scatter, scale, cast. A row holding a non-finite logit (+inf, -inf or NaN) has a NaN loss on
 // either path and every device, so that train.on_nonfinite sees it.
 //

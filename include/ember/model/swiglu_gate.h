@@ -6,7 +6,7 @@
 // it is instead of copying the two together.
 //
 // Used wherever the kernels apply (fp32, fp64 and bf16 on a CPU or on a GPU the kernel runs on; ATen's
-// ops elsewhere) unless kernels.swiglu says aten (kernels/kernel_choice.h).
+// ops elsewhere) unless kernels.swiglu says aten (ember/kernels/kernel_choice.h).
 #pragma once
 #include <ATen/ATen.h>
 

@@ -14,7 +14,7 @@
 #include "ember/config/train_config.h"
 #include "ember/data/data_config.h"
 #include "ember/model/model_config.h"
-#include "kernels/kernels_config.h"
+#include "ember/kernels/kernels_config.h"
 
 namespace ember {
 

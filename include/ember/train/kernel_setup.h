@@ -6,7 +6,7 @@
 #pragma once
 #include <nlohmann/json.hpp>
 
-#include "kernels/kernels_config.h"
+#include "ember/kernels/kernels_config.h"
 
 namespace ember {
 

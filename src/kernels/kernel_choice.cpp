@@ -1,4 +1,4 @@
-#include "kernels/kernel_choice.h"
+#include "ember/kernels/kernel_choice.h"
 
 #include <ATen/ATen.h>
 

@@ -1,4 +1,4 @@
-// kernels.* keys: which path each fused op takes (kernels/kernel_choice.h), and how many training
+// kernels.* keys: which path each fused op takes (ember/kernels/kernel_choice.h), and how many training
 // batches are read ahead. Not part of the model: left out of the model hash, so a run may resume
 // with other choices (it says which differ).
 //   auto   ember's kernel where the on-device check finds it agrees with ATen and is not slower
@@ -9,7 +9,7 @@
 #include <cstdint>
 
 #include "ember/config/fields.h"
-#include "kernels/kernel_choice.h"
+#include "ember/kernels/kernel_choice.h"
 
 namespace ember {
 
