@@ -35,10 +35,17 @@ class InProcessStore {
   std::shared_ptr<Impl> impl;
 };
 
+struct ConnectOptions {
+  std::chrono::seconds timeout{600};           // the rendezvous and each collective (distributed.timeout_s)
+  std::string interface;                       // distributed.interface; "": the route to the master
+};
+
 class Communicator {
  public:
-  // Rendezvous at env.master_addr:master_port (rank 0 serves the store).
-  static std::unique_ptr<Communicator> connect(const DistEnv& env, Backend backend, std::chrono::seconds timeout);
+  // Rendezvous at env.master_addr:master_port (rank 0 serves the store). Each rank advertises the
+  // address that routes to the master unless GLOO_SOCKET_IFNAME / NCCL_SOCKET_IFNAME or
+  // opt.interface names an interface (src/distributed/advertise.h).
+  static std::unique_ptr<Communicator> connect(const DistEnv& env, Backend backend, const ConnectOptions& opt);
   // A Gloo group over an in-process store: ranks are threads of this process (tests).
   static std::unique_ptr<Communicator> in_process(const InProcessStore& store, int rank, int world,
                                                   std::chrono::seconds timeout);
