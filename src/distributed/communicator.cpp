@@ -5,7 +5,9 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
+#include <future>
 #include <thread>
 
 #include "advertise.h"
@@ -15,8 +17,6 @@
 
 namespace ember {
 namespace {
-
-std::string beat_key(int rank) { return "ember/heartbeat/" + std::to_string(rank); }
 
 // The error of a failed collective in one line: which one, where, which ranks went silent, why.
 [[noreturn]] void collective_failed(const std::string& what, Communicator::Impl& comm, const std::exception& e) {
@@ -65,36 +65,30 @@ std::string compress_hosts(const std::vector<std::string>& hosts) {
   return out;
 }
 
-}  // namespace
-
-void Communicator::Impl::start_heartbeat() {
-  beat_ = std::thread([this] {
-    std::unique_lock<std::mutex> lock(mutex_);
-    while (!stop_) {
-      try {
-        store->add(beat_key(rank), 1);
-      } catch (const std::exception&) {
-        return;  // the store is gone: the job is ending
-      }
-      wake_.wait_for(lock, std::chrono::seconds(1));
+// A lost peer or store: one line, the process group aborted (NCCL: its communicators, so that no
+// kernel keeps waiting on the peer; Gloo has nothing to abort), then exit 1 at once: the collective
+// this rank may be waiting in would otherwise last distributed.timeout_s.
+[[noreturn]] void end_rank_for_lost_peer(const c10::intrusive_ptr<c10d::Backend>& backend, const std::string& lost) {
+  std::fprintf(stderr, "ember: error: distributed: %s\n", lost.c_str());
+  std::fflush(stderr);
+  auto aborted = std::make_shared<std::promise<void>>();
+  std::thread([backend, aborted] {
+    try {
+      backend->abort();
+    } catch (const std::exception&) {
     }
-  });
+    aborted->set_value();
+  }).detach();
+  aborted->get_future().wait_for(std::chrono::seconds(10));
+  std::_Exit(1);
 }
 
-void Communicator::Impl::stop_heartbeat() {
-  if (!beat_.joinable()) return;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stop_ = true;
-  }
-  wake_.notify_all();
-  beat_.join();
-}
+}  // namespace
 
 std::string Communicator::Impl::silent_ranks() {
   auto read = [&] {
     std::vector<int64_t> beats;
-    for (int r = 0; r < world; ++r) beats.push_back(store->add(beat_key(r), 0));
+    for (int r = 0; r < world; ++r) beats.push_back(store->add(heartbeat_key(r), 0));
     return beats;
   };
   try {
@@ -138,6 +132,8 @@ std::unique_ptr<Communicator> Communicator::connect(const DistEnv& env, Backend 
     throw ConfigError("distributed.backend: nccl needs CUDA devices and none is available; use gloo");
   auto impl = std::make_unique<Impl>();
   impl->timeout = opt.timeout;
+  impl->rank = env.rank;
+  impl->world = env.world;
   c10d::TCPStoreOptions so;
   so.port = static_cast<uint16_t>(env.master_port);
   so.isServer = env.rank == 0;
@@ -145,8 +141,10 @@ std::unique_ptr<Communicator> Communicator::connect(const DistEnv& env, Backend 
   so.timeout = opt.timeout;
   Advertised adv;
   std::vector<std::string> hosts;
+  c10::intrusive_ptr<c10d::Store> beat_store;
   try {
     impl->store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, so);
+    impl->store->add(heartbeat_key(env.rank), 0);  // exists before any peer reads it
     adv = choose_advertised(env, backend, opt.interface, *impl->store, opt.timeout);
     publish_host(*impl->store, env.rank, adv);
     if (backend == Backend::nccl) {
@@ -156,17 +154,31 @@ std::unique_ptr<Communicator> Communicator::connect(const DistEnv& env, Backend 
       impl->backend = make_gloo(impl->store, env.rank, env.world, opt.timeout, adv.addresses);
     }
     hosts = read_hosts(*impl->store, env.world);
+    // The heartbeats' own connection: a beat stuck on a cut link holds no lock the trainer needs.
+    c10d::TCPStoreOptions bo;
+    bo.port = so.port;
+    bo.isServer = false;
+    bo.waitWorkers = false;
+    bo.timeout = opt.timeout;
+    beat_store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, bo);
   } catch (const c10::Error& e) {
     std::string cause = e.what();
     throw Error(fmt::format("distributed: rank {} of {} could not join the job at {}:{} within {} s: {}", env.rank,
                             env.world, env.master_addr, env.master_port, opt.timeout.count(),
                             cause.substr(0, cause.find('\n'))));
   }
-  log::info("distributed: {} ({})", compress_hosts(hosts), adv.rule);
+  log::info("distributed: {} ({}); a peer or store silent for {} s ends the job (distributed.heartbeat_timeout_s)",
+            compress_hosts(hosts), adv.rule, opt.heartbeat_timeout.count());
+  HeartbeatOptions ho;
+  ho.rank = env.rank;
+  ho.world = env.world;
+  ho.watch_timeout = opt.heartbeat_timeout;
+  ho.store_address = fmt::format("{}:{}", env.master_addr, env.master_port);
+  ho.hosts = hosts;
+  impl->heartbeat = std::make_unique<Heartbeat>(beat_store, ho, [backend = impl->backend](const std::string& lost) {
+    end_rank_for_lost_peer(backend, lost);
+  });
   const std::string name = backend == Backend::nccl ? "nccl" : "gloo";
-  impl->rank = env.rank;
-  impl->world = env.world;
-  impl->start_heartbeat();
   return std::unique_ptr<Communicator>(new Communicator(std::move(impl), env.rank, env.world, name));
 }
 
@@ -175,10 +187,14 @@ std::unique_ptr<Communicator> Communicator::in_process(const InProcessStore& sto
   auto impl = std::make_unique<Impl>();
   impl->timeout = timeout;
   impl->store = store.impl->store;
+  impl->store->add(heartbeat_key(rank), 0);
   impl->backend = make_gloo(impl->store, rank, world, timeout, {LocalAddress{"127.0.0.1", "lo"}});
   impl->rank = rank;
   impl->world = world;
-  impl->start_heartbeat();
+  HeartbeatOptions ho;  // beating only: the threads of one test process are not ended by a watch
+  ho.rank = rank;
+  ho.world = world;
+  impl->heartbeat = std::make_unique<Heartbeat>(impl->store, ho, [](const std::string&) {});
   return std::unique_ptr<Communicator>(new Communicator(std::move(impl), rank, world, "gloo"));
 }
 

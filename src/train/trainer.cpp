@@ -77,6 +77,7 @@ void Trainer::join_job() {
   if (backend == Backend::automatic) backend = device_.is_cuda() ? Backend::nccl : Backend::gloo;
   ConnectOptions connect;
   connect.timeout = std::chrono::seconds(cfg_.distributed.timeout_s);
+  connect.heartbeat_timeout = std::chrono::seconds(cfg_.distributed.heartbeat_timeout_s);
   connect.interface = cfg_.distributed.interface;
   comm_ = Communicator::connect(dist_, backend, connect);
   log::info("distributed: {} ranks ({} per node) over {} from {} | global batch {} x {} x {} = {} tokens/step",
