@@ -3,7 +3,9 @@
 # no GLOO_SOCKET_IFNAME / NCCL_SOCKET_IFNAME and each host's name resolving to loopback (its
 # /etc/hosts, as Debian writes it): (a) the job trains to the same weights as one host's 2 ranks,
 # sha256-equal; (b) a cut link (`ip link set ... down`) ends both launchers non-zero within 90 s,
-# each rank with one line naming what it lost, and leaves no process in either namespace.
+# each rank with one line naming what it lost, and leaves no process in either namespace; (c) with
+# --max-restarts 1, kill -9 of the rank on host 1 mid-run restarts every node's ranks from the last
+# checkpoint and the job ends with the uninterrupted run's weights, sha256-equal.
 # Skips (ctest's code 77, tests/CMakeLists.txt) when it cannot make network namespaces.
 source "$(dirname "$0")/lib_common.sh"
 skip() { echo "SKIP: $*"; exit 77; }
@@ -43,25 +45,26 @@ make_synthetic data 64 100000 10000 >/dev/null
 write_tiny_config base.yaml data
 common=(--set train.micro_batch=4 --set optim.warmup_steps=5 --set log.every=1 --set eval.every=0
   --set train.threads=1 --set checkpoint.every=10 --set distributed.timeout_s=60)
+launch_opts=()
 on_host() {  # on_host I ARGS...: ember launch on host I (node rank I) of a 2-node job mastered by host 0
   local i=$1; shift
   ip netns exec "${hosts[$i]}" env -u GLOO_SOCKET_IFNAME -u NCCL_SOCKET_IFNAME "$EMBER" launch -n 1 --nnodes 2 \
-    --node-rank "$i" --master "${addr[0]}:29500" -- ember train -c base.yaml "${common[@]}" "$@"
+    --node-rank "$i" --master "${addr[0]}:29500" "${launch_opts[@]}" -- ember train -c base.yaml "${common[@]}" "$@"
 }
 
 # (a) Two hosts equal one host's two ranks, bit for bit.
 start=$(date +%s)
-env -u GLOO_SOCKET_IFNAME "$EMBER" launch -n 2 -- ember train -c base.yaml "${common[@]}" --set train.steps=20 \
+env -u GLOO_SOCKET_IFNAME "$EMBER" launch -n 2 -- ember train -c base.yaml "${common[@]}" --set train.steps=40 \
   --run-dir runs/one_host >/dev/null 2>one_host.err || { cat one_host.err; fail "one host, 2 ranks"; }
 for i in 0 1; do
-  on_host $i --set train.steps=20 --run-dir runs/two_hosts >/dev/null 2>host$i.err &
+  on_host $i --set train.steps=40 --run-dir runs/two_hosts >/dev/null 2>host$i.err &
   pid[$i]=$!
 done
 wait ${pid[0]} || { cat host0.err host1.err; fail "host 0 of a 2-host job"; }
 wait ${pid[1]} || { cat host1.err; fail "host 1 of a 2-host job"; }
 grep -q "distributed: rank 0 ${addr[0]} on host .*, rank 1 ${addr[1]} on host .* (the route to the master" host0.err \
   || { cat host0.err; fail "rank 0 names each rank's address, chosen by the route to the master"; }
-sha() { sha256sum "runs/$1/checkpoints/step_20/model.safetensors" | cut -d' ' -f1; }
+sha() { sha256sum "runs/$1/checkpoints/step_40/model.safetensors" | cut -d' ' -f1; }
 [ "$(sha one_host)" = "$(sha two_hosts)" ] || fail "two hosts' weights differ from one host's"
 echo "two hosts = one host: $(sha two_hosts) ($(( $(date +%s) - start )) s)"
 
@@ -87,4 +90,35 @@ grep -q "\[rank 0\] ember: error: distributed: rank 0 lost rank 1 at ${addr[1]} 
 grep -q "\[rank 1\] ember: error: distributed: rank 1 lost the store at ${addr[0]}:29500 (rank 0 at ${addr[0]}" cut1.err \
   || { cat cut1.err; fail "rank 1 says it lost the store on the master's host"; }
 echo "cut link: host 0 ended after ${took[0]} s, host 1 after ${took[1]} s"
-echo "two hosts: one host's weights without *_SOCKET_IFNAME; a cut link ends both sides, each naming what it lost"
+
+# (c) --max-restarts 1: kill -9 of rank 1 (host 1) after the step-10 checkpoint; both launchers meet
+# again, restart their ranks with --resume, and the job ends with the uninterrupted run's weights.
+ip -n "${hosts[1]}" link set veth1 up
+launch_opts=(--max-restarts 1 --grace 10)
+for i in 0 1; do
+  on_host $i --set train.steps=40 --run-dir runs/restart >/dev/null 2>restart$i.err &
+  pid[$i]=$!
+done
+rank1=""  # found first, killed as soon as rank 0 has passed step 15 (the run takes ~1 s more)
+for _ in $(seq 600); do
+  for p in $(ip netns pids "${hosts[1]}"); do
+    tr '\0' '\n' </proc/$p/environ 2>/dev/null | grep -qx "RANK=1" && rank1=$p
+  done
+  [ -n "$rank1" ] && break
+  sleep 0.1
+done
+[ -n "$rank1" ] || { cat restart0.err restart1.err; fail "rank 1 not found on host 1"; }
+for _ in $(seq 1200); do grep -q "step .*15/" restart0.err 2>/dev/null && break; sleep 0.05; done
+kill -9 "$rank1"
+wait ${pid[0]} || { cat restart0.err; fail "host 0 of a restarted job"; }
+wait ${pid[1]} || { cat restart1.err; fail "host 1 of a restarted job"; }
+for i in 0 1; do
+  grep -q "ember launch: restart 1 of 1 after node 1: rank 1 was killed by signal 9" restart$i.err \
+    || { cat restart$i.err; fail "host $i logs the restart with its cause"; }
+done
+grep -q "\[rank 0\] .*resumed from .*/step_[1-3]0 at step [1-3]0" restart0.err \
+  || { cat restart0.err; fail "the restart resumes from the last checkpoint"; }
+[ "$(sha restart)" = "$(sha one_host)" ] || fail "a restarted job's weights differ from an uninterrupted run's"
+echo "restart after kill -9: same weights as the uninterrupted run"
+echo "two hosts: one host's weights without *_SOCKET_IFNAME; a cut link ends both sides, each naming what it lost;"
+echo "a rank killed with -9 restarts every node's ranks, ending bit-identical"
