@@ -3,16 +3,20 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
+#include <unistd.h>
+
+#include <cstdio>
 #include <cstdlib>
+#include <future>
 #include <thread>
 
+#include "advertise.h"
 #include "communicator_impl.h"
 #include "ember/util/error.h"
+#include "ember/util/log.h"
 
 namespace ember {
 namespace {
-
-std::string beat_key(int rank) { return "ember/heartbeat/" + std::to_string(rank); }
 
 // The error of a failed collective in one line: which one, where, which ranks went silent, why.
 [[noreturn]] void collective_failed(const std::string& what, Communicator::Impl& comm, const std::exception& e) {
@@ -24,52 +28,67 @@ std::string beat_key(int rank) { return "ember/heartbeat/" + std::to_string(rank
                           comm.timeout.count(), cause));
 }
 
-std::shared_ptr<::gloo::transport::Device> gloo_device(const std::string& master_addr) {
-  if (const char* ifname = std::getenv("GLOO_SOCKET_IFNAME"))
-    return c10d::ProcessGroupGloo::createDeviceForInterface(ifname);
-  if (master_addr == "127.0.0.1" || master_addr == "localhost")  // one node: stay on loopback
-    return c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1");
-  return c10d::ProcessGroupGloo::createDefaultDevice();
-}
-
 c10::intrusive_ptr<c10d::Backend> make_gloo(const c10::intrusive_ptr<c10d::Store>& store, int rank, int world,
-                                            std::chrono::seconds timeout, const std::string& master_addr) {
+                                            std::chrono::seconds timeout, const std::vector<LocalAddress>& addresses) {
   auto options = c10d::ProcessGroupGloo::Options::create(timeout);
-  options->devices.push_back(gloo_device(master_addr));
+  for (const auto& a : addresses) options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(a.address));
   options->threads = 2;
   return c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, world, options);
 }
 
-}  // namespace
+std::string host_key(int rank) { return "ember/host/" + std::to_string(rank); }
 
-void Communicator::Impl::start_heartbeat() {
-  beat_ = std::thread([this] {
-    std::unique_lock<std::mutex> lock(mutex_);
-    while (!stop_) {
-      try {
-        store->add(beat_key(rank), 1);
-      } catch (const std::exception&) {
-        return;  // the store is gone: the job is ending
-      }
-      wake_.wait_for(lock, std::chrono::seconds(1));
-    }
-  });
+void publish_host(c10d::Store& store, int rank, const Advertised& adv) {
+  char name[256] = {};
+  ::gethostname(name, sizeof name - 1);
+  const std::string text = fmt::format("{} on host {}", adv.addresses.empty() ? "?" : adv.addresses[0].address, name);
+  store.set(host_key(rank), std::vector<uint8_t>(text.begin(), text.end()));
 }
 
-void Communicator::Impl::stop_heartbeat() {
-  if (!beat_.joinable()) return;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stop_ = true;
+std::vector<std::string> read_hosts(c10d::Store& store, int world) {
+  std::vector<std::string> keys, hosts;
+  for (int r = 0; r < world; ++r) keys.push_back(host_key(r));
+  for (const auto& v : store.multiGet(keys)) hosts.emplace_back(v.begin(), v.end());
+  return hosts;
+}
+
+// "rank 0 10.0.0.1 on host a, ranks 1-7 10.0.0.2 on host b": consecutive ranks of one host together.
+std::string compress_hosts(const std::vector<std::string>& hosts) {
+  std::string out;
+  for (size_t i = 0; i < hosts.size();) {
+    size_t j = i;
+    while (j + 1 < hosts.size() && hosts[j + 1] == hosts[i]) ++j;
+    out += (out.empty() ? "" : ", ") + (i == j ? fmt::format("rank {}", i) : fmt::format("ranks {}-{}", i, j)) + " " +
+           hosts[i];
+    i = j + 1;
   }
-  wake_.notify_all();
-  beat_.join();
+  return out;
 }
+
+// A lost peer or store: one line, the process group aborted (NCCL: its communicators, so that no
+// kernel keeps waiting on the peer; Gloo has nothing to abort), then exit 1 at once: the collective
+// this rank may be waiting in would otherwise last distributed.timeout_s.
+[[noreturn]] void end_rank_for_lost_peer(const c10::intrusive_ptr<c10d::Backend>& backend, const std::string& lost) {
+  std::fprintf(stderr, "ember: error: distributed: %s\n", lost.c_str());
+  std::fflush(stderr);
+  auto aborted = std::make_shared<std::promise<void>>();
+  std::thread([backend, aborted] {
+    try {
+      backend->abort();
+    } catch (const std::exception&) {
+    }
+    aborted->set_value();
+  }).detach();
+  aborted->get_future().wait_for(std::chrono::seconds(10));
+  std::_Exit(1);
+}
+
+}  // namespace
 
 std::string Communicator::Impl::silent_ranks() {
   auto read = [&] {
     std::vector<int64_t> beats;
-    for (int r = 0; r < world; ++r) beats.push_back(store->add(beat_key(r), 0));
+    for (int r = 0; r < world; ++r) beats.push_back(store->add(heartbeat_key(r), 0));
     return beats;
   };
   try {
@@ -106,36 +125,60 @@ Communicator::Communicator(std::unique_ptr<Impl> impl, int rank, int world, std:
 
 Communicator::~Communicator() = default;
 
-std::unique_ptr<Communicator> Communicator::connect(const DistEnv& env, Backend backend, std::chrono::seconds timeout) {
+std::unique_ptr<Communicator> Communicator::connect(const DistEnv& env, Backend backend, const ConnectOptions& opt) {
   const bool cuda = torch::cuda::is_available();
   if (backend == Backend::automatic) backend = cuda ? Backend::nccl : Backend::gloo;
   if (backend == Backend::nccl && !cuda)
     throw ConfigError("distributed.backend: nccl needs CUDA devices and none is available; use gloo");
   auto impl = std::make_unique<Impl>();
-  impl->timeout = timeout;
+  impl->timeout = opt.timeout;
+  impl->rank = env.rank;
+  impl->world = env.world;
   c10d::TCPStoreOptions so;
   so.port = static_cast<uint16_t>(env.master_port);
   so.isServer = env.rank == 0;
   so.numWorkers = env.world;
-  so.timeout = timeout;
+  so.timeout = opt.timeout;
+  Advertised adv;
+  std::vector<std::string> hosts;
+  c10::intrusive_ptr<c10d::Store> beat_store;
   try {
     impl->store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, so);
+    impl->store->add(heartbeat_key(env.rank), 0);  // exists before any peer reads it
+    adv = choose_advertised(env, backend, opt.interface, *impl->store, opt.timeout);
+    publish_host(*impl->store, env.rank, adv);
     if (backend == Backend::nccl) {
       impl->device = at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(env.local_rank));
-      impl->backend = make_nccl_backend(impl->store, env.rank, env.world, timeout);
+      impl->backend = make_nccl_backend(impl->store, env.rank, env.world, opt.timeout);
     } else {
-      impl->backend = make_gloo(impl->store, env.rank, env.world, timeout, env.master_addr);
+      impl->backend = make_gloo(impl->store, env.rank, env.world, opt.timeout, adv.addresses);
     }
+    hosts = read_hosts(*impl->store, env.world);
+    // The heartbeats' own connection: a beat stuck on a cut link holds no lock the trainer needs.
+    c10d::TCPStoreOptions bo;
+    bo.port = so.port;
+    bo.isServer = false;
+    bo.waitWorkers = false;
+    bo.timeout = opt.timeout;
+    beat_store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, bo);
   } catch (const c10::Error& e) {
     std::string cause = e.what();
     throw Error(fmt::format("distributed: rank {} of {} could not join the job at {}:{} within {} s: {}", env.rank,
-                            env.world, env.master_addr, env.master_port, timeout.count(),
+                            env.world, env.master_addr, env.master_port, opt.timeout.count(),
                             cause.substr(0, cause.find('\n'))));
   }
+  log::info("distributed: {} ({}); a peer or store silent for {} s ends the job (distributed.heartbeat_timeout_s)",
+            compress_hosts(hosts), adv.rule, opt.heartbeat_timeout.count());
+  HeartbeatOptions ho;
+  ho.rank = env.rank;
+  ho.world = env.world;
+  ho.watch_timeout = opt.heartbeat_timeout;
+  ho.store_address = fmt::format("{}:{}", env.master_addr, env.master_port);
+  ho.hosts = hosts;
+  impl->heartbeat = std::make_unique<Heartbeat>(beat_store, ho, [backend = impl->backend](const std::string& lost) {
+    end_rank_for_lost_peer(backend, lost);
+  });
   const std::string name = backend == Backend::nccl ? "nccl" : "gloo";
-  impl->rank = env.rank;
-  impl->world = env.world;
-  impl->start_heartbeat();
   return std::unique_ptr<Communicator>(new Communicator(std::move(impl), env.rank, env.world, name));
 }
 
@@ -144,10 +187,14 @@ std::unique_ptr<Communicator> Communicator::in_process(const InProcessStore& sto
   auto impl = std::make_unique<Impl>();
   impl->timeout = timeout;
   impl->store = store.impl->store;
-  impl->backend = make_gloo(impl->store, rank, world, timeout, "127.0.0.1");
+  impl->store->add(heartbeat_key(rank), 0);
+  impl->backend = make_gloo(impl->store, rank, world, timeout, {LocalAddress{"127.0.0.1", "lo"}});
   impl->rank = rank;
   impl->world = world;
-  impl->start_heartbeat();
+  HeartbeatOptions ho;  // beating only: the threads of one test process are not ended by a watch
+  ho.rank = rank;
+  ho.world = world;
+  impl->heartbeat = std::make_unique<Heartbeat>(impl->store, ho, [](const std::string&) {});
   return std::unique_ptr<Communicator>(new Communicator(std::move(impl), rank, world, "gloo"));
 }
 

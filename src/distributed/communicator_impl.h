@@ -4,12 +4,12 @@
 #include <torch/csrc/distributed/c10d/Store.hpp>
 #include <torch/csrc/distributed/c10d/Work.hpp>
 
-#include <condition_variable>
-#include <mutex>
+#include <memory>
 #include <string>
-#include <thread>
+#include <vector>
 
 #include "ember/distributed/communicator.h"
+#include "heartbeat.h"
 
 namespace ember {
 
@@ -20,18 +20,10 @@ struct Communicator::Impl {
   std::chrono::seconds timeout{600};
   int rank = 0, world = 1;
 
-  // Each rank bumps a counter in the store every second from a thread of its own, so that after a
-  // failed collective the survivors can tell which ranks went silent (died or were stopped).
-  void start_heartbeat();
-  void stop_heartbeat();
+  // Every rank beats (heartbeat.h): a peer or a store that goes silent for heartbeat_timeout ends the
+  // rank by itself, and after a failed collective the survivors can tell which ranks went silent.
+  std::unique_ptr<Heartbeat> heartbeat;
   std::string silent_ranks();  // "" when every rank still beats
-  ~Impl() { stop_heartbeat(); }
-
- private:
-  std::thread beat_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool stop_ = false;
 };
 
 struct PendingOp::Impl {

@@ -75,7 +75,11 @@ void Trainer::join_job() {
   // auto: NCCL for ranks that train on a GPU, Gloo for CPU ranks (also on a node that has GPUs).
   auto backend = cfg_.distributed.backend;
   if (backend == Backend::automatic) backend = device_.is_cuda() ? Backend::nccl : Backend::gloo;
-  comm_ = Communicator::connect(dist_, backend, std::chrono::seconds(cfg_.distributed.timeout_s));
+  ConnectOptions connect;
+  connect.timeout = std::chrono::seconds(cfg_.distributed.timeout_s);
+  connect.heartbeat_timeout = std::chrono::seconds(cfg_.distributed.heartbeat_timeout_s);
+  connect.interface = cfg_.distributed.interface;
+  comm_ = Communicator::connect(dist_, backend, connect);
   log::info("distributed: {} ranks ({} per node) over {} from {} | global batch {} x {} x {} = {} tokens/step",
             dist_.world, dist_.local_world, comm_->backend_name(), dist_.source, cfg_.train.micro_batch,
             cfg_.train.grad_accum, dist_.world, global_tokens_per_step());

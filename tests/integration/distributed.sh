@@ -3,7 +3,8 @@
 # for bit at the same world size; SIGTERM to the job checkpoints and exits 0 on every rank; a rank
 # killed with -9 fails the job with a message naming it and leaves no process behind; a rank whose
 # peer dies fails by itself within distributed.timeout_s; a killed launcher's rank still
-# checkpoints; a rank's leftover children do not hold the job; ranks that resume from different
+# checkpoints; a rank's leftover children do not hold the job; --max-restarts restarts both ranks
+# after a kill -9 and ends bit for bit as the uninterrupted run; ranks that resume from different
 # checkpoints are refused; bad launcher input is one clear line.
 source "$(dirname "$0")/lib_common.sh"
 mkdir -p data
@@ -136,6 +137,29 @@ grep -q "\[rank 0\] ember: error: distributed: .* failed on rank 0: rank 1 stopp
   || { cat kill.err; fail "rank 0 names the dead rank"; }
 sleep 0.5
 for pid in $ranks; do ! kill -0 "$pid" 2>/dev/null || fail "rank process $pid left behind"; done
+
+# --max-restarts on one node: kill -9 of rank 1 after the step-5 checkpoint restarts both ranks with
+# --resume, the restart logged with its cause, and the run ends as the uninterrupted one, bit for bit.
+# (Two hosts, through the launchers' store: tests/integration/multinode.sh.)
+"$EMBER" launch -n 2 --max-restarts 1 --grace 10 -- ember train -c base.yaml "${common[@]}" --set train.micro_batch=4 \
+  --set checkpoint.every=5 --run-dir runs/restart >/dev/null 2>restart.err &
+launcher=$!
+rank1=""
+for _ in $(seq 600); do
+  for pid in $(pgrep -P "$launcher"); do
+    tr '\0' '\n' </proc/$pid/environ 2>/dev/null | grep -qx "RANK=1" && rank1=$pid
+  done
+  [ -n "$rank1" ] && break
+  sleep 0.1
+done
+[ -n "$rank1" ] || fail "rank 1 of the restart test not found"
+for _ in $(seq 1200); do grep -q "step .*6/" restart.err 2>/dev/null && break; sleep 0.05; done
+kill -9 "$rank1"
+wait $launcher || { cat restart.err; fail "a restarted job must end well"; }
+grep -q "ember launch: restart 1 of 1 after node 0: rank 1 was killed by signal 9" restart.err \
+  || { cat restart.err; fail "the restart is logged with its cause"; }
+cmp -s runs/two/checkpoints/step_20/model.safetensors runs/restart/checkpoints/step_20/model.safetensors \
+  || fail "a restarted run differs from the uninterrupted one"
 
 # Without a launcher: rank 0 notices its dead peer by itself, within distributed.timeout_s.
 port=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')

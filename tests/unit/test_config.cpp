@@ -316,14 +316,20 @@ TEST(Config, FloatsAreWrittenSoYaml11ReadersSeeNumbers) {
 
 TEST(Config, DistributedKeysAreReadAndCheckedByName) {
   Config c = ember::load_config({}, {"distributed.backend=gloo", "distributed.bucket_mb=4",
-                                     "distributed.grad_comm=bf16", "distributed.timeout_s=30"});
+                                     "distributed.grad_comm=bf16", "distributed.timeout_s=30",
+                                     "distributed.heartbeat_timeout_s=10", "distributed.interface=eth1"});
   EXPECT_EQ(c.distributed.backend, ember::Backend::gloo);
+  EXPECT_EQ(c.distributed.heartbeat_timeout_s, 10);
+  EXPECT_EQ(c.distributed.interface, "eth1");
+  EXPECT_EQ(Config{}.distributed.heartbeat_timeout_s, 30);
   EXPECT_EQ(c.distributed.bucket_bytes(), 4 * 1024 * 1024);
   EXPECT_EQ(c.distributed.grad_comm, ember::GradComm::bf16);
   EXPECT_EQ(c.distributed.timeout_s, 30);
   EXPECT_NE(error_of({}, {"distributed.backend=mpi"}).find("distributed.backend"), std::string::npos);
   EXPECT_NE(error_of({}, {"distributed.timeout_s=0"}).find("distributed.timeout_s"), std::string::npos);
   EXPECT_NE(error_of({}, {"distributed.bucket_mb=-1"}).find("distributed.bucket_mb"), std::string::npos);
+  EXPECT_NE(error_of({}, {"distributed.heartbeat_timeout_s=0"}).find("distributed.heartbeat_timeout_s"),
+            std::string::npos);
 }
 
 namespace {

@@ -21,6 +21,8 @@ inline std::span<const EnumName<GradComm>> enum_names(GradComm) {
 struct DistributedConfig {
   Backend backend = Backend::automatic;  // auto: nccl when the ranks train on GPUs, else gloo
   int64_t timeout_s = 600;               // a collective or the rendezvous waiting longer fails
+  int64_t heartbeat_timeout_s = 30;      // a peer silent (or the store unanswering) this long ends the rank
+  std::string interface;                 // the interface ranks advertise ("": the one routing to the master)
   double bucket_mb = 25.0;               // gradient all-reduce bucket size
   GradComm grad_comm = GradComm::fp32;   // dtype gradients travel in
   int64_t zero = 0;                      // 1: AdamW state sharded across ranks (ZeRO-1)
@@ -28,6 +30,8 @@ struct DistributedConfig {
   void fields(FieldVisitor& v) {
     v.choice("backend", backend);
     v.field("timeout_s", timeout_s, Bound::positive());
+    v.field("heartbeat_timeout_s", heartbeat_timeout_s, Bound::positive());
+    v.field("interface", interface);
     v.field("bucket_mb", bucket_mb, Bound::positive());
     v.choice("grad_comm", grad_comm);
     v.field("zero", zero, Bound::non_negative());

@@ -35,10 +35,20 @@ class InProcessStore {
   std::shared_ptr<Impl> impl;
 };
 
+struct ConnectOptions {
+  std::chrono::seconds timeout{600};           // the rendezvous and each collective (distributed.timeout_s)
+  std::chrono::seconds heartbeat_timeout{30};  // a silent peer or store ends the rank (0: not watched)
+  std::string interface;                       // distributed.interface; "": the route to the master
+};
+
 class Communicator {
  public:
-  // Rendezvous at env.master_addr:master_port (rank 0 serves the store).
-  static std::unique_ptr<Communicator> connect(const DistEnv& env, Backend backend, std::chrono::seconds timeout);
+  // Rendezvous at env.master_addr:master_port (rank 0 serves the store). Each rank advertises the
+  // address that routes to the master unless GLOO_SOCKET_IFNAME / NCCL_SOCKET_IFNAME or
+  // opt.interface names an interface (src/distributed/advertise.h). A rank whose peer stops beating,
+  // or whose store stops answering, for opt.heartbeat_timeout prints one line naming it, aborts the
+  // process group and exits 1, whatever the rank is doing (src/distributed/heartbeat.h).
+  static std::unique_ptr<Communicator> connect(const DistEnv& env, Backend backend, const ConnectOptions& opt);
   // A Gloo group over an in-process store: ranks are threads of this process (tests).
   static std::unique_ptr<Communicator> in_process(const InProcessStore& store, int rank, int world,
                                                   std::chrono::seconds timeout);

@@ -3,6 +3,9 @@
 // every line they print with "[rank R] ", forwards SIGINT / SIGTERM to all of them, and when one
 // exits non-zero stops the others (SIGTERM, then SIGKILL after the grace period). No process is
 // left behind: each rank runs in a process group of its own, which is what gets signalled.
+// With --max-restarts N a failure (a rank's exit, kill -9, a lost peer) on any node stops every
+// node's ranks; the launchers meet again through a store at --master (node 0's launcher serves it)
+// and restart all ranks, `ember train` with --resume, up to N times (src/distributed/elastic.cpp).
 #pragma once
 #include <string>
 #include <vector>
@@ -16,6 +19,8 @@ struct LaunchOptions {
   std::string master_addr = "127.0.0.1";
   int master_port = 0;                 // 0: a free port of this machine (one node only)
   double grace_s = 30.0;               // after a stop signal, before SIGKILL
+  int max_restarts = 0;                // torchrun's meaning: restarts of every node's ranks after a failure
+  double rdzv_timeout_s = 300.0;       // --max-restarts: how long a launcher waits for the other nodes' ones
   std::vector<std::string> command;    // "ember" as the first word means this executable
 };
 
