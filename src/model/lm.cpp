@@ -154,4 +154,10 @@ double LanguageModel::train_flops_per_token(int64_t seq_len) const {
   return 6.0 * matmul_params + 3.0 * attention + chain_context_flops_per_token(blocks_, head_weight(), seq_len);
 }
 
+double LanguageModel::causal_train_flops_per_token(int64_t seq_len) const {
+  double masked = 0;
+  for (const auto& b : blocks_) masked += static_cast<double>(b->mixer().causal_masked_flops_per_token(seq_len));
+  return train_flops_per_token(seq_len) - 3.0 * masked;  // forward + backward, as the full count
+}
+
 }  // namespace ember

@@ -42,6 +42,7 @@ ModelSummary summarize_model(const ModelConfig& cfg, int64_t seq_len) {
   s.total_params = model.num_parameters();
   s.head_params = s.total_params - s.embedding_params - s.body_params;
   s.train_flops_per_token = model.train_flops_per_token(seq_len);
+  s.causal_train_flops_per_token = model.causal_train_flops_per_token(seq_len);
   s.embedding_budget = embedding_budget(cfg);
   return s;
 }
@@ -67,7 +68,8 @@ nlohmann::json ModelSummary::to_json() const {
                         {"body_params", body_params},
                         {"head_params", head_params},
                         {"total_params", total_params},
-                        {"train_flops_per_token", train_flops_per_token}};
+                        {"train_flops_per_token", train_flops_per_token},
+                        {"causal_train_flops_per_token", causal_train_flops_per_token}};
   if (embedding_budget) {
     out["lev_budget_params"] = embedding_budget->params;
     out["embedding_vs_lev"] =

@@ -256,7 +256,9 @@ void Trainer::log_step() {
   if (!main_rank()) return;
   const auto peak_mem = device_peak_memory(device_);  // before a probe could add to it
   if (flops_s > peak_flops_ && !peak_remeasured_) remeasure_peak();
-  const double mfu = flops_s / peak_flops_;
+  const double mfu = flops_s / peak_flops_;  // attention FLOPs in full (PaLM's convention); mfu_causal halves them
+  const double mfu_causal = mfu * model_->causal_train_flops_per_token(cfg_.train.seq_len) /
+                            model_->train_flops_per_token(cfg_.train.seq_len);
   constexpr double gib = 1024.0 * 1024.0 * 1024.0;
   log::info("step {:>6}/{} | loss {:.4f} | lr {:.2e} | gnorm {:.3f} | {:.0f} tok/s | MFU {:.1f}%{} | ETA {}",
             state_.step, cfg_.train.steps, last_loss_, last_lr_, last_grad_norm_, tok_s, 100 * mfu,
@@ -270,6 +272,7 @@ void Trainer::log_step() {
                         {"tokens", state_.tokens_seen},
                         {"tokens_per_s", tok_s},
                         {"mfu", mfu},
+                        {"mfu_causal", mfu_causal},
                         {"comm_wait_s", comm_wait_s},  // per step: the all-reduce time backward did not hide
                         {"comm_allreduce_s", comm_unoverlapped_s_},  // the same all-reduce alone, measured at start
                         {"elapsed_s", state_.elapsed_s + session_s}};
@@ -500,8 +503,10 @@ TrainSummary Trainer::run() {
   log_memory_per_rank();
   peak_flops_ = measure_peak();
   reset_device_peak_memory(device_);  // the peak reported is training's, not the probe's
-  log::info("run {} | {} parameters | {:.3g} GFLOP/token | matmul peak {:.1f} GFLOP/s", run_dir_.string(),
-            model_->num_parameters(), model_->train_flops_per_token(cfg_.train.seq_len) / 1e9, peak_flops_ / 1e9);
+  log::info("run {} | {} parameters | {:.3g} GFLOP/token (attention in full; causal-halved {:.3g}) | matmul peak "
+            "{:.1f} GFLOP/s",
+            run_dir_.string(), model_->num_parameters(), model_->train_flops_per_token(cfg_.train.seq_len) / 1e9,
+            model_->causal_train_flops_per_token(cfg_.train.seq_len) / 1e9, peak_flops_ / 1e9);
   session_start_ = last_log_time_ = std::chrono::steady_clock::now();
   session_start_step_ = last_log_step_ = run_start_step_ = state_.step;
   stop_vote_ = std::make_unique<StopVote>(comm_.get());

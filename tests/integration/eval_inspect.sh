@@ -69,8 +69,15 @@ V, d, L, f = 64, 64, 2, 128
 layer = 4 * d * d + 3 * d * f + 2 * d
 assert r["total_params"] == V * d + L * layer + d, r
 assert [l["d_ff"] for l in r["layers"]] == [f, f]
+# MFU's count: attention's QK^T and PV in full (3 x 4 d T per layer), and the causal-halved one.
+T = r["seq_len"]
+full = 6 * (L * (4 * d * d + 3 * d * f) + V * d) + 3 * L * 4 * d * T
+assert r["train_flops_per_token"] == full, (r["train_flops_per_token"], full)
+assert r["causal_train_flops_per_token"] == full - 3 * L * 2 * d * T, r
 PY
 "$EMBER" inspect e.yaml | grep -q "total_params" || fail "inspect table"
+"$EMBER" inspect e.yaml | grep -q "attention scores in full, as MFU counts them; causal-halved:" \
+  || fail "inspect states MFU's FLOP convention"
 "$EMBER" config -c e.yaml --set optim.lr=0.01 | grep -q "lr: 0.01" || fail "config prints resolved keys"
 # prepare bytes: documents split by path hash, manifest with hashes.
 printf 'hello world\n' >docs/a.txt; printf 'second document\n' >docs/b.txt; printf 'third\n' >docs/c.txt

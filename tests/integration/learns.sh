@@ -12,6 +12,10 @@ echo "unigram entropy $H nats, final validation loss $loss"
 # Progress lines carry the promised fields; metrics.jsonl has one record per logged step.
 grep -q "tok/s | MFU" train.err || fail "progress line lacks tokens/s and MFU"
 grep -q "ETA" train.err || fail "progress line lacks ETA"
+"$PY" -c "
+import json
+r = [json.loads(l) for l in open('runs/tiny/metrics.jsonl') if '\"train\"' in l][-1]
+assert 0 < r['mfu_causal'] < r['mfu'], r" || fail "metrics.jsonl lacks mfu_causal below mfu (attention halved)"
 [ "$(grep -c '"kind":"train"' runs/tiny/metrics.jsonl)" -eq 60 ] || fail "expected 60 train records"
 grep -q '"kind":"eval"' runs/tiny/metrics.jsonl || fail "no eval records"
 grep -q "vocab_size: 64" runs/tiny/config.yaml || fail "resolved config not written"

@@ -66,6 +66,9 @@ TEST(Model, ParameterCountAndTrainFlopsMatchClosedForm) {
       LanguageModel m(c);
       EXPECT_EQ(m.num_parameters(), closed_form_params(c)) << kind << " kv=" << kv;
       EXPECT_EQ(m.train_flops_per_token(24), closed_form_train_flops(c, 24)) << kind << " kv=" << kv;
+      // Causal-halved: QK^T and PV over T(T+1)/2 ~ T^2/2 scores, 3 x (2 matmuls x d T / 2) per layer.
+      const double halved = 3.0 * static_cast<double>(c.n_layers * 2 * c.n_heads * c.head_dim() * 24);
+      EXPECT_EQ(m.causal_train_flops_per_token(24), closed_form_train_flops(c, 24) - halved) << kind;
     }
   }
 }

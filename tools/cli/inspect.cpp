@@ -107,8 +107,10 @@ void print_one(const nlohmann::json& m) {
     std::cout << fmt::format("{:<17} {:>14} ({})\n", k, m[k].get<int64_t>(), human(m[k].get<double>()));
     if (k == std::string("embedding_params")) print_lev_match(m);
   }
-  std::cout << fmt::format("training FLOPs/token at T={}: {}\n", m["seq_len"].get<int64_t>(),
-                           human(m["train_flops_per_token"].get<double>()));
+  std::cout << fmt::format("training FLOPs/token at T={}: {} (attention scores in full, as MFU counts them; "
+                           "causal-halved: {})\n",
+                           m["seq_len"].get<int64_t>(), human(m["train_flops_per_token"].get<double>()),
+                           human(m["causal_train_flops_per_token"].get<double>()));
   if (m.contains("memory")) print_memory(m["memory"]);
 }
 

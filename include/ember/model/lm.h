@@ -62,6 +62,9 @@ class LanguageModel : public torch::nn::Module {
   // Training FLOPs per token (forward + backward): 6 N_matmul + 3 * attention score FLOPs, plus what
   // the chains' context adds (chain_context_flops_per_token).
   double train_flops_per_token(int64_t seq_len) const;
+  // The same with causal attention's masked half left out (train_flops_per_token counts attention
+  // scores in full, PaLM's convention, which ember's MFU uses).
+  double causal_train_flops_per_token(int64_t seq_len) const;
 
  private:
   ModelConfig cfg_;

@@ -32,6 +32,10 @@ class Mixer : public torch::nn::Module {
   virtual at::Tensor decode(const at::Tensor& x, const Rope& rope, std::unique_ptr<MixerState>& state) = 0;
   // Forward FLOPs per token beyond the parameter matmuls (e.g. attention scores), at length T.
   virtual int64_t extra_flops_per_token(int64_t seq_len) const = 0;
+  // The part of extra_flops_per_token a causal mask hides: half of full causal attention's QK^T and
+  // PV (extra_flops_per_token counts them full, PaLM's convention). Subtracted, it gives the
+  // causal-halved count some peers use for MFU.
+  virtual int64_t causal_masked_flops_per_token(int64_t seq_len) const { return 0; }
   // Bytes per token the mixer's forward keeps for backward, its input excepted (the block counts
   // that), when activations are `elem` bytes (4 fp32, 2 under bf16 autocast): for `ember inspect --memory`.
   virtual double activation_bytes_per_token(int64_t elem) const = 0;

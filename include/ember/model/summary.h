@@ -23,11 +23,12 @@ struct ModelSummary {
   std::string embedding_kind, mixer, taper;
   std::vector<LayerSummary> layers;
   int64_t embedding_params = 0, body_params = 0, head_params = 0, total_params = 0;
-  double train_flops_per_token = 0.0;
+  double train_flops_per_token = 0.0;         // attention scores in full (PaLM's convention, MFU's)
+  double causal_train_flops_per_token = 0.0;  // causal attention's masked half left out
   std::optional<EmbeddingBudget> embedding_budget;  // what the embedding kind is sized to (P_LEV)
 
   // Keys: vocab_size, d_model, embedding_kind, mixer, taper, seq_len, layers[], *_params,
-  // train_flops_per_token, and lev_budget_params / embedding_vs_lev / embedding_step when the
+  // train_flops_per_token, causal_train_flops_per_token, and lev_budget_params / embedding_vs_lev / embedding_step when the
   // embedding kind is sized to a budget.
   nlohmann::json to_json() const;
 };

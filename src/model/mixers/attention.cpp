@@ -137,4 +137,8 @@ int64_t Attention::extra_flops_per_token(int64_t seq_len) const {
   return 2 * 2 * n_heads_ * head_dim_ * seq_len;  // QK^T and PV, forward, per query token
 }
 
+int64_t Attention::causal_masked_flops_per_token(int64_t seq_len) const {
+  return extra_flops_per_token(seq_len) / 2;  // a query sees (T + 1) / 2 keys on average: halved
+}
+
 }  // namespace ember

@@ -50,6 +50,7 @@ class Attention : public Mixer {
   // With a KV cache: the new queries attend to every cached key up to their own position.
   at::Tensor decode(const at::Tensor& x, const Rope& rope, std::unique_ptr<MixerState>& state) override;
   int64_t extra_flops_per_token(int64_t seq_len) const override;
+  int64_t causal_masked_flops_per_token(int64_t seq_len) const override;
   double activation_bytes_per_token(int64_t elem) const override;
   bool reads_input_through_projections() const override { return true; }  // q, k, v (and gate): one GEMM
   void set_impl(AttentionImpl impl) { impl_ = impl; }
