@@ -2,7 +2,6 @@
 // metrics.jsonl, periodic evaluation and checkpoints in the run directory. Resumable bit for bit:
 // the model, optimizer, loader, RNG and train state are checkpoint components.
 #pragma once
-#include <chrono>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -24,6 +23,7 @@
 #include "ember/model/lm.h"
 #include "ember/train/adamw.h"
 #include "ember/train/metrics_log.h"
+#include "ember/train/train_progress.h"
 #include "ember/train/step_outcomes.h"
 #include "ember/train/step_profiler.h"
 
@@ -46,6 +46,9 @@ struct TrainSummary {
 
 std::filesystem::path run_dir_of(const Config& cfg, const TrainOptions& opt);
 
+// Its methods live by concern: trainer_setup.cpp (process, job, data, model, run directory),
+// trainer_checkpoints.cpp (saving and resuming), trainer.cpp (the step and the loop's cadence);
+// the progress line is train/train_progress.h, evaluations train/run_eval.h.
 class Trainer {
  public:
   Trainer(Config cfg, TrainOptions opt);
@@ -53,6 +56,8 @@ class Trainer {
   TrainSummary run();
 
  private:
+  void set_up();
+  bool after_step();  // the cadence after a step; true: stop early
   void join_job();
   void locate_data();
   void open_data();
@@ -61,7 +66,6 @@ class Trainer {
   void together(const char* phase, const std::function<void()>& fn);
   bool main_rank() const { return dist_.rank == 0; }
   int64_t global_tokens_per_step() const { return cfg_.train.tokens_per_step() * dist_.world; }
-  double reduce_mean(double x);
   void open_run_dir();
   void save_checkpoint();
   void train_step();    // queues one step's work; nothing is read back from the device
@@ -70,14 +74,11 @@ class Trainer {
   StepProfiler make_profiler() const;
   void log_step();
   void evaluate(bool final_eval);
-  void log_geometry();  // eval.capacity_every
   bool should_stop_early();
   void resume();
   void record_config();
-  void remeasure_peak();
   void warn_about_changes() const;
   void refuse_another_model(const CheckpointData& ckpt, const TrainState& saved) const;
-  double measure_peak() const;
   void check_ranks_resumed_alike();
   void log_memory_per_rank() const;
   NamedComponents components();  // what a checkpoint holds (run/checkpoint_writer.h)
@@ -99,18 +100,13 @@ class Trainer {
   std::unique_ptr<AdamW> optimizer_;
   std::unique_ptr<Checkpointer> checkpointer_;
   std::unique_ptr<MetricsLog> metrics_;
+  std::unique_ptr<TrainProgress> progress_;
   TrainState state_;
   CpuRngState rng_;
   PendingOutcomes outcomes_;
   std::vector<at::Tensor> kept_batches_;  // train.debug_nonfinite: the last step's batches
   double last_loss_ = 0.0, last_grad_norm_ = 0.0, last_lr_ = 0.0;
-  double peak_flops_ = 0.0;
-  bool peak_remeasured_ = false;
-  double comm_unoverlapped_s_ = 0.0, last_comm_wait_s_ = 0.0;
-  int64_t session_start_step_ = 0;  // since the last checkpoint (elapsed time, ETA)
-  int64_t run_start_step_ = 0;      // since this process started (--stop-after)
-  std::chrono::steady_clock::time_point session_start_, last_log_time_;
-  int64_t last_log_step_ = 0;
+  int64_t run_start_step_ = 0;  // since this process started (--stop-after)
   std::optional<EvalResult> last_eval_;
 };
 
