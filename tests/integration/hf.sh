@@ -15,6 +15,22 @@ REF="$HERE/hf_reference.py"
 mkdir -p data && make_synthetic data 64 30000 4000
 echo '{"tokenizer": "bytes"}' >data/manifest.json
 write_tiny_config tiny.yaml data
+# transformers' side runs in two processes, not one a check: importing it takes ~4 s. The models to
+# import are made first; the checks of what ember wrote are queued with `check` and run at the end
+# (check_all), then the comparisons that read their output.
+: >checks.tsv
+check() {  # OUT WHAT hf_reference.py-command args...: OUT gets the command's stdout ('-': none)
+  local out="$1" what="$2"; shift 2
+  printf '%s\t%s\t%s\n' "$out" "$what" "$(printf '%q ' "$@")" >>checks.tsv
+}
+check_all() {
+  "$PY" "$REF" batch checks.tsv 2>checks.err || { cat checks.err >&2; fail "$(tail -n1 checks.err)"; }
+}
+: >models.tsv
+for model in "hf_rand" "hf_rand_fp16 --fp16" "hf_rand_sharded --sharded" "hf_rand_llama3 --llama3"; do
+  printf -- '-\tcould not make a random Llama (%s)\trandom-llama %s\n' "$model" "$model" >>models.tsv
+done
+"$PY" "$REF" batch models.tsv 2>models.err || { cat models.err >&2; fail "$(tail -n1 models.err)"; }
 train() {  # name, overrides...
   local name="$1"; shift
   "$EMBER" train -c tiny.yaml --set log.name="$name" --set train.steps=20 --set eval.every=20 "$@" \
@@ -44,8 +60,11 @@ cp untied.logits.safetensors untied_sharded.logits.safetensors
 pairs+=(exp/untied_sharded untied_sharded.logits.safetensors)
 ls exp/untied_sharded/model-00001-of-*.safetensors exp/untied_sharded/model.safetensors.index.json >/dev/null \
   || fail "no shards or index above --max-shard-size"
-"$PY" "$REF" logits "${pairs[@]}" >hf_logits.jsonl || fail "transformers' logits differ from ember's"
-"$PY" - <<'PY' || fail "export metadata or losses wrong"
+check hf_logits.jsonl "transformers' logits differ from ember's" logits "${pairs[@]}"
+grep -q "byte-level" exp/tied/README.md || fail "the README of a byte-level export does not say so"
+[ -f exp/tapered_gated/modeling_ember.py ] && [ ! -f exp/tied/modeling_ember.py ] || fail "modeling_ember.py misplaced"
+export_metadata_and_losses() {  # after check_all: reads hf_logits.jsonl
+  "$PY" - <<'PY' || fail "export metadata or losses wrong"
 import json
 rows = [json.loads(l) for l in open("hf_logits.jsonl")]
 names = ["tied", "untied", "scaled", "lev", "albert", "flat_mlp", "factored_mlp", "tapered_gated", "headwise"]
@@ -64,8 +83,7 @@ tapered = json.load(open("exp/tapered_gated/config.json"))
 assert len(set(tapered["intermediate_sizes"])) > 1 and tapered["attention_gate"] == "elementwise", tapered
 assert json.load(open("exp/headwise/config.json"))["attention_gate"] == "headwise"
 PY
-grep -q "byte-level" exp/tied/README.md || fail "the README of a byte-level export does not say so"
-[ -f exp/tapered_gated/modeling_ember.py ] && [ ! -f exp/tied/modeling_ember.py ] || fail "modeling_ember.py misplaced"
+}
 
 # bf16: the weights are stored as BF16 and load
 "$EMBER" export hf runs/tied --out exp/tied_bf16 --dtype bf16 >/dev/null || fail "bf16 export failed"
@@ -80,21 +98,17 @@ PY
 # --- round trip: export -> import is bit-identical; a LEV export imports as an untied table -----
 for name in tied untied tapered_gated; do
   "$EMBER" import hf "exp/$name" --out "runs/${name}_back" >/dev/null || fail "import of exp/$name failed"
-  "$PY" "$REF" same-tensors "runs/$name/checkpoints/step_20/model.safetensors" \
-    "runs/${name}_back/checkpoints/step_0/model.safetensors" >/dev/null || fail "$name: export -> import changed parameters"
+  check - "$name: export -> import changed parameters" same-tensors "runs/$name/checkpoints/step_20/model.safetensors" \
+    "runs/${name}_back/checkpoints/step_0/model.safetensors"
 done
 grep -q "kind: gated_attention" runs/tapered_gated_back/config.yaml || fail "the mixer was not kept on import"
 "$EMBER" import hf exp/lev --out runs/lev_back >/dev/null || fail "import of the LEV export failed"
 grep -q "kind: untied" runs/lev_back/config.yaml || fail "a LEV export should import as an untied table"
 "$EMBER" eval runs/lev_back --data 'data/val_*.bin' --batches 1 --logits lev_back.logits.safetensors >/dev/null \
   || fail "eval of the imported LEV failed"
-"$PY" "$REF" logits exp/lev lev_back.logits.safetensors >/dev/null || fail "the imported LEV table computes differently"
+check - "the imported LEV table computes differently" logits exp/lev lev_back.logits.safetensors
 
 # --- import a Llama made by transformers: fp32, fp16, sharded --------------------------------------
-"$PY" "$REF" random-llama hf_rand || fail "could not make a random Llama"
-"$PY" "$REF" random-llama hf_rand_fp16 --fp16
-"$PY" "$REF" random-llama hf_rand_sharded --sharded
-"$PY" "$REF" random-llama hf_rand_llama3 --llama3
 ls hf_rand_sharded/model.safetensors.index.json >/dev/null || fail "transformers did not shard"
 pairs=()
 for name in hf_rand hf_rand_fp16 hf_rand_sharded hf_rand_llama3; do
@@ -103,13 +117,13 @@ for name in hf_rand hf_rand_fp16 hf_rand_sharded hf_rand_llama3; do
     || fail "eval of imported $name failed"
   pairs+=("$name" "$name.logits.safetensors")
 done
-"$PY" "$REF" logits "${pairs[@]}" >import_logits.jsonl || fail "ember's logits of an imported Llama differ"
+check import_logits.jsonl "ember's logits of an imported Llama differ" logits "${pairs[@]}"
 grep -q "n_kv_heads: 2" runs/hf_rand/config.yaml || fail "GQA not imported"
 grep -q "type: llama3" runs/hf_rand_llama3/config.yaml || fail "llama3 RoPE scaling not imported"
 "$EMBER" export hf runs/hf_rand_llama3 --out exp/llama3_back >/dev/null || fail "export of a llama3-scaled run failed"
 cp hf_rand_llama3.logits.safetensors llama3_back.logits.safetensors
-"$PY" "$REF" logits exp/llama3_back llama3_back.logits.safetensors >/dev/null \
-  || fail "the re-exported llama3-scaled model computes differently in transformers"
+check - "the re-exported llama3-scaled model computes differently in transformers" \
+  logits exp/llama3_back llama3_back.logits.safetensors
 "$PY" -c "
 import json; c = json.load(open('exp/llama3_back/config.json'))
 for key in ('rope_parameters', 'rope_scaling'):  # rope_scaling: what transformers 4 and its readers read
@@ -142,10 +156,9 @@ open(sys.argv[1], "w", encoding="utf-8", newline="").write(t.replace("<|", "< |"
 PY
 for preset in r50k_base cl100k_base o200k_base llama3; do
   "$EMBER" tokenizer hf --preset "$preset" --out "tok_$preset" >/dev/null || fail "tokenizer hf $preset failed"
-  "$PY" "$REF" encode "tok_$preset" mixed.txt "hf_$preset.ids" || fail "$preset: transformers could not encode"
+  check - "$preset: transformers could not encode" encode "tok_$preset" mixed.txt "hf_$preset.ids"
   "$PY" "$HERE/tokenizer_reference.py" encode "$EMBER_SOURCE_DIR/third_party/tokenizers" "$preset" mixed.txt \
     "tiktoken_$preset.ids"
-  cmp -s "hf_$preset.ids" "tiktoken_$preset.ids" || fail "$preset: tokenizer.json encodes differently from tiktoken"
 done
 "$PY" - tok_llama3 <<'PY' || fail "llama3: tokenizer.json does not encode its special tokens as added tokens"
 import sys
@@ -153,25 +166,18 @@ from tokenizers import Tokenizer
 ids = Tokenizer.from_file(f"{sys.argv[1]}/tokenizer.json").encode("a<|eot_id|>b", add_special_tokens=False).ids
 assert 128009 in ids and len(ids) == 3, ids
 PY
-"$PY" "$REF" encode exp/tied mixed.txt bytes.ids || fail "the byte-level tokenizer.json does not load"
-"$PY" -c "
-ids = list(map(int, open('bytes.ids').read().split()))
-assert ids == list(open('mixed.txt', 'rb').read()), 'byte-level tokenizer.json is not id = byte'" || fail "bytes"
+check - "the byte-level tokenizer.json does not load" encode exp/tied mixed.txt bytes.ids
 # tokenizer hf --bytes (with --max-length) and --file (a rank file of `ember tokenizer train`): the
 # files encode as ember does.
 "$EMBER" tokenizer hf --bytes --max-length 77 --out tok_bytes >/dev/null || fail "tokenizer hf --bytes"
-"$PY" "$REF" encode tok_bytes mixed.txt tok_bytes.ids || fail "tokenizer hf --bytes: transformers could not encode"
-cmp -s tok_bytes.ids bytes.ids || fail "tokenizer hf --bytes is not id = byte"
+check - "tokenizer hf --bytes: transformers could not encode" encode tok_bytes mixed.txt tok_bytes.ids
 "$PY" -c "import json; assert json.load(open('tok_bytes/tokenizer_config.json'))['model_max_length'] == 77" \
   || fail "--max-length is not model_max_length"
 mkdir -p tcorpus && cp mixed.txt tcorpus/
 "$EMBER" tokenizer train tcorpus --ext .txt --vocab-size 400 --out tok/mixed.tiktoken >/dev/null 2>&1 || fail "tokenizer train"
 "$EMBER" tokenizer hf --file tok/mixed.tiktoken --out tok_file >/dev/null || fail "tokenizer hf --file"
-"$PY" "$REF" encode tok_file mixed.txt tok_file.ids || fail "tokenizer hf --file: transformers could not encode"
+check - "tokenizer hf --file: transformers could not encode" encode tok_file mixed.txt tok_file.ids
 "$EMBER" tokenizer encode --file tok/mixed.tiktoken <mixed.txt | tr ' ' '\n' | grep . >ember_file.ids
-"$PY" -c "
-a = open('tok_file.ids').read().split(); b = open('ember_file.ids').read().split()
-assert a == b and len(a) > 0, (len(a), len(b))" || fail "tokenizer hf --file encodes differently from ember"
 
 # --- bad input: one line, non-zero, nothing written --------------------------------------------------
 expect_error "is not a directory" "$EMBER" import hf nowhere --out runs/x
@@ -205,4 +211,18 @@ expect_error "exists and is not empty" "$EMBER" export hf runs/tied --out exp/un
 tree_sums exp/untied | cmp -s - untied.before || fail "a refused export changed exp/untied"
 expect_error "is not a size" "$EMBER" export hf runs/tied --out exp/y --max-shard-size lots
 [ ! -e exp/y ] || fail "a refused export (bad --max-shard-size) left exp/y"
+
+# --- transformers' side of every check queued above, then what reads its output ----------------------
+check_all
+export_metadata_and_losses
+for preset in r50k_base cl100k_base o200k_base llama3; do
+  cmp -s "hf_$preset.ids" "tiktoken_$preset.ids" || fail "$preset: tokenizer.json encodes differently from tiktoken"
+done
+"$PY" -c "
+ids = list(map(int, open('bytes.ids').read().split()))
+assert ids == list(open('mixed.txt', 'rb').read()), 'byte-level tokenizer.json is not id = byte'" || fail "bytes"
+cmp -s tok_bytes.ids bytes.ids || fail "tokenizer hf --bytes is not id = byte"
+"$PY" -c "
+a = open('tok_file.ids').read().split(); b = open('ember_file.ids').read().split()
+assert a == b and len(a) > 0, (len(a), len(b))" || fail "tokenizer hf --file encodes differently from ember"
 echo "hf interop: exports load in transformers with ember's logits, imports match transformers' logits"

@@ -10,6 +10,11 @@
   hf_reference.py encode TOKENIZER_DIR IN OUT        ids of IN by the `tokenizers` library and by
                                                      AutoTokenizer (both must agree) -> OUT
   hf_reference.py same-tensors A.safetensors B.safetensors   exit 1 unless bit-identical
+  hf_reference.py batch JOBS     the commands above, one a line of JOBS as OUT<TAB>WHAT<TAB>COMMAND
+                                 (shell-quoted), run in this one process: transformers is imported
+                                 once, not once a command (~4 s each); each command's stdout goes to
+                                 OUT ('-': discarded); the first that fails ends the batch with
+                                 "WHAT: its error" and exit 1
 """
 import json
 import sys
@@ -88,9 +93,32 @@ def same_tensors(a, b):
     print(f"{len(x)} tensors bit-identical")
 
 
+def batch(jobs):
+    import contextlib
+    import os
+    import shlex
+    for line in open(jobs):
+        out, what, command = line.rstrip("\n").split("\t")
+        argv = shlex.split(command)
+        with open(os.devnull if out == "-" else out, "w") as sink, contextlib.redirect_stdout(sink):
+            try:
+                run(argv[0], argv[1:])
+            except SystemExit as e:
+                if e.code not in (None, 0):
+                    sys.exit(f"{what}: {e.code}")
+            except Exception:
+                print(f"{what}:", file=sys.stderr)
+                raise
+
+
 def main():
-    cmd, args = sys.argv[1], sys.argv[2:]
-    if cmd == "logits":
+    run(sys.argv[1], sys.argv[2:])
+
+
+def run(cmd, args):
+    if cmd == "batch":
+        batch(*args)
+    elif cmd == "logits":
         for hf_dir, ember_file in zip(args[0::2], args[1::2]):
             logits(hf_dir, ember_file)
     elif cmd == "random-llama":
