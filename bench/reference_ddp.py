@@ -2,7 +2,7 @@
 (ember's math: RMSNorm, RoPE, causal SDPA, SwiGLU, tied head) under
 `torch.nn.parallel.DistributedDataParallel` over Gloo (25 MB buckets, gradients as bucket views,
 so the all-reduce overlaps backward as in ember), fused AdamW, global-norm clipping, one intra-op
-thread per rank; with `compile` the DDP model under `torch.compile` (inductor splits the graph at
+thread per rank, flush-to-zero (checked) and glibc heap retention as ember; with `compile` the DDP model under `torch.compile` (inductor splits the graph at
 the bucket boundaries so the overlap stays), compiled in the untimed warm-up.
 Run under torchrun (`python -m torch.distributed.run --standalone --nproc-per-node W ...`).
 Rank 0 prints one JSON line: global tokens/s (the median over the timed steps) and the parameters.
@@ -18,13 +18,14 @@ import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from reference_train import LM, fused_adamw  # noqa: E402  (the single-process reference's model and optimizer)
+from reference_train import LM, flush_denormals_everywhere, fused_adamw  # noqa: E402  (the single-process reference's model and optimizer)
 
 
 def main():
     V, D, L, H, DFF, B, T, STEPS = (int(a) for a in sys.argv[1:9])
     compiled = len(sys.argv) > 9 and sys.argv[9] == "compile"
     torch.set_num_threads(1)
+    flush_denormals_everywhere()  # as ember's trainer on a CPU
     dist.init_process_group("gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
     torch.manual_seed(0)  # same start everywhere; DDP also broadcasts rank 0's parameters

@@ -2,10 +2,11 @@
 causal SDPA, SwiGLU, tied head, AdamW with decay/no-decay groups, clipping), at Python's best:
 fused AdamW (`torch.optim.AdamW(fused=True)`), and with `compile` the model under `torch.compile`
 (inductor, default mode; compilation happens in the untimed warm-up steps). Process settings as
-ember's bench where Python has them: on a CPU, flush-to-zero on the main thread
-(`torch.set_flush_denormal`; PyTorch has no switch for its worker threads, where ember sets it on
-every one) and glibc heap retention through GLIBC_TUNABLES, which bench/run_throughput.sh sets for
-it (runs recorded before 2026-12-04 had neither).
+ember's bench: on a CPU, flush-to-zero on every thread, as ember does (`flush_denormals_everywhere`:
+set on the main thread before ATen starts its worker threads, which inherit it, then checked on
+all of them), and glibc heap retention through GLIBC_TUNABLES, which bench/run_throughput.sh and
+bench/run_dist.sh set for it (runs recorded before 2026-12-04 had neither; before 2026-12-07 only
+the main thread's flush was asked for, unchecked).
 Prints one JSON line like ember_train_bench. On `cuda` the steps are timed between device
 synchronisations and the line also carries the peak allocated device memory.
 Usage: reference_train.py V D L H D_FF B T STEPS [fp32|bf16] [eager|compile] [cpu|cuda]"""
@@ -77,6 +78,18 @@ def fused_adamw(model):
                              lr=1e-4, betas=(0.9, 0.95), fused=True)
 
 
+def flush_denormals_everywhere():
+    """Flush-to-zero on every ATen worker thread. PyTorch's switch sets the calling thread's MXCSR;
+    worker threads copy it when they start, so it must come before the first parallel op. Checked:
+    denormals spread over every worker's share of an element-wise product must all come out zero."""
+    if not torch.set_flush_denormal(True):
+        sys.exit("reference: this CPU cannot flush denormals to zero")
+    n = max(1 << 22, torch.get_num_threads() << 18)
+    probe = torch.ones(n, dtype=torch.int32).view(torch.float32)  # the smallest denormal, set as bits
+    if int(torch.count_nonzero((probe * 1.0).view(torch.int32))) != 0:  # bits: DAZ cannot hide them
+        sys.exit("reference: denormals survive on some worker thread (a parallel op ran before the flush)")
+
+
 def main():
     V, D, L, H, DFF, B, T, STEPS = (int(a) for a in sys.argv[1:9])
     bf16 = len(sys.argv) > 9 and sys.argv[9] == "bf16"
@@ -84,7 +97,7 @@ def main():
     device = sys.argv[11] if len(sys.argv) > 11 else "cpu"
     sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
     if device == "cpu":
-        torch.set_flush_denormal(True)
+        flush_denormals_everywhere()
     torch.manual_seed(0)
     model = LM(V, D, L, H, DFF, T).to(device)
     forward = torch.compile(model) if compiled else model

@@ -56,7 +56,9 @@ PY
 python_run() {  # model world mode -> one JSON line
   local model=$1 w=$2 mode=$3 d l h f
   read -r d l h f <<<"${shapes[$model]}"
-  OMP_NUM_THREADS=1 "$py" -m torch.distributed.run --standalone --nproc-per-node "$w" \
+  # ember keeps freed memory in the heap (util/host_memory.h); glibc's tunables give Python the same.
+  OMP_NUM_THREADS=1 GLIBC_TUNABLES="glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=18446744073709551615" \
+    "$py" -m torch.distributed.run --standalone --nproc-per-node "$w" \
     "$here/bench/reference_ddp.py" 256 "$d" "$l" "$h" "$f" 8 256 $((steps - 5)) "$mode" 2>"py.err" \
     | "$py" -c "import json,sys; r=json.loads(sys.stdin.read()); r['model']='$model'; print(json.dumps(r))" \
     || { cat py.err >&2; exit 1; }
