@@ -15,10 +15,11 @@
 
 namespace ember {
 
+class MixerMemory;     // model/mixer_memory.h
+class MixerAttention;  // model/mixer_attention.h
+
 // What a mixer carries from one decoding call to the next for a batch of sequences (a KV cache, a
 // convolution window, a memory state); the mixer makes it on the first call.
-class MixerMemory;  // model/mixer_memory.h
-
 struct MixerState {
   virtual ~MixerState() = default;
   int64_t position = 0;  // tokens seen so far
@@ -37,6 +38,8 @@ class Mixer : public torch::nn::Module {
   virtual double activation_bytes_per_token(int64_t elem) const = 0;
   // The memory the mixer writes as it reads, for diagnostics; null: it keeps none (model/mixer_memory.h).
   virtual const MixerMemory* memory() const { return nullptr; }
+  // Its softmax attention, for diagnostics; null: it has none (model/mixer_attention.h).
+  virtual const MixerAttention* attention() const { return nullptr; }
   // Whether forward reads its input only through projections, which cast it to the autocast dtype
   // anyway: the block's norm then writes it in that dtype (model/norm.h). False keeps it fp32.
   virtual bool reads_input_through_projections() const { return false; }
