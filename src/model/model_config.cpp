@@ -5,7 +5,6 @@
 #include <cmath>
 
 #include "ember/model/mixer.h"
-#include "ember/model/taper.h"
 #include "ember/util/error.h"
 
 namespace ember {
@@ -34,15 +33,6 @@ void RopeScalingConfig::fields(FieldVisitor& v) {
   v.field("low_freq_factor", low_freq_factor, Bound::positive());
   v.field("high_freq_factor", high_freq_factor, Bound::positive());
   v.field("original_max_seq_len", original_max_seq_len, Bound::positive());
-}
-
-void TaperConfig::fields(FieldVisitor& v) {
-  v.choice("schedule", schedule);
-  v.field("start", start, Bound::positive());
-  v.field("end", end, Bound::positive());
-  v.field("steepness", steepness, Bound::positive());
-  v.field("multiple_of", multiple_of, Bound::positive());
-  v.field("groups", groups, Bound::positive());
 }
 
 void MlpConfig::fields(FieldVisitor& v) {

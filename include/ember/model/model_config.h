@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ember/config/fields.h"
+#include "ember/model/taper.h"
 
 namespace ember {
 
@@ -58,28 +59,6 @@ struct MixerConfig : KindChoice {
   MixerConfig() : KindChoice{"attention", mixer_kind_options()} {}
   double rope_base = 10000.0;  // RoPE base of the mixers that use positions
   RopeScalingConfig rope_scaling;
-
-  void fields(FieldVisitor& v);
-};
-
-enum class TaperSchedule { uniform, linear, cosine, sigmoid, groups };
-inline std::span<const EnumName<TaperSchedule>> enum_names(TaperSchedule) {
-  static constexpr EnumName<TaperSchedule> names[] = {{TaperSchedule::uniform, "uniform"},
-                                                      {TaperSchedule::linear, "linear"},
-                                                      {TaperSchedule::cosine, "cosine"},
-                                                      {TaperSchedule::sigmoid, "sigmoid"},
-                                                      {TaperSchedule::groups, "groups"}};
-  return names;
-}
-
-// model.mlp.taper.*: how d_ff shrinks with depth at a fixed budget (docs/tapered.md).
-struct TaperConfig {
-  TaperSchedule schedule = TaperSchedule::uniform;
-  double start = 1.5;                            // rho_start: first layer width = start * d_ff
-  double end = 0.5;                              // rho_end: last layer width = end * d_ff
-  double steepness = 10.0;                       // sigmoid k
-  int64_t multiple_of = 16;                      // interior widths rounded to this multiple
-  std::vector<double> groups = {1.5, 1.0, 0.5};  // groups: factor per equal group of layers
 
   void fields(FieldVisitor& v);
 };
