@@ -4,7 +4,6 @@
 
 #include <cmath>
 
-#include "ember/model/mixer.h"
 #include "ember/util/error.h"
 
 namespace ember {
@@ -72,7 +71,7 @@ void ModelConfig::check(const ConfigChecker& c) const {
   embedding.check_selected(c, "model.embedding");
   mixer.check_selected(c, "model.mixer");
   mlp.check_selected(c, "model.mlp");
-  c.require(!mixer_kind(mixer.kind).mlp_preset || mlp.kind == MlpConfig{}.kind, "model.mlp.kind",
+  c.require(!mixer_kind_is_preset(mixer.kind) || mlp.kind == MlpConfig{}.kind, "model.mlp.kind",
             fmt::format("is '{}', but model.mixer.kind '{}' is a preset with its own feed-forward (its options are "
                         "model.mixer.{}.*): use model.mixer.kind: attention to pair attention with this kind",
                         mlp.kind, mixer.kind, mixer.kind));

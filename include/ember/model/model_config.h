@@ -1,8 +1,8 @@
 // model.* keys: the LLaMA-style chassis and its seams (embedding, mixer, feed-forward, per-layer
 // MLP widths). The embedding, mixer and feed-forward kinds come from their registries
-// (model/embedding.h, model/mixer.h, model/feed_forward.h); each kind's options live in its own
-// section, model.embedding.<kind>.*, model.mixer.<kind>.* and model.mlp.<kind>.*, and reach only
-// that kind's component.
+// (model/embedding_registry.h, model/mixer_registry.h, model/feed_forward_registry.h); each kind's
+// options live in its own section, model.embedding.<kind>.*, model.mixer.<kind>.* and
+// model.mlp.<kind>.*, and reach only that kind's component.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -13,16 +13,18 @@
 
 namespace ember {
 
-// The registries as the config sees them (tables in src/model/embedding.cpp, mixer.cpp and
-// feed_forward.cpp):
-// the kinds, each kind's default options, and the sections a kind reads (its own and those of the
-// kinds it is sized against), which the resolved config writes.
+// The registries as the config sees them (tables in src/model/embedding_registry.cpp,
+// mixer_registry.cpp and feed_forward_registry.cpp): the kinds, each kind's default options, and
+// the sections a kind reads (its own and those of the kinds it is sized against), which the
+// resolved config writes.
 std::vector<std::string> embedding_kind_names();
 KindSections embedding_kind_options();
 std::vector<std::string> embedding_sections_used(const std::string& kind);
 std::vector<std::string> mixer_kind_names();
 KindSections mixer_kind_options();
 std::vector<std::string> mixer_sections_used(const std::string& kind);
+// Whether the mixer kind is a preset that brings its own feed-forward (MixerKind::mlp_preset).
+bool mixer_kind_is_preset(const std::string& kind);
 std::vector<std::string> feed_forward_kind_names();
 KindSections feed_forward_kind_options();
 std::vector<std::string> feed_forward_sections_used(const std::string& kind);
