@@ -97,7 +97,7 @@ sed -e 's/ShortConv/TokenShift/g; s/short_conv/token_shift/g; s/causal_depthwise
   "$clone/include/ember/model/mixers/short_conv.h" >"$clone/include/ember/model/mixers/token_shift.h"
 sed -e 's/ShortConv/TokenShift/g; s/short_conv/token_shift/g; s/causal_depthwise_conv/token_shift_conv/g' \
   "$clone/src/model/mixers/short_conv.cpp" >"$clone/src/model/mixers/token_shift.cpp"
-python3 - "$clone/src/model/mixer.cpp" <<'PY'
+python3 - "$clone/src/model/mixer_registry.cpp" <<'PY'
 import sys
 p = sys.argv[1]
 s = open(p).read()
@@ -107,7 +107,7 @@ row = ('      {.name = "token_shift",\n       .description = "build-loop probe",
        '       .default_options = default_kind_options<TokenShiftConfig>,\n'
        '       .make = [](const MixerContext& c) { return std::make_shared<TokenShift>(c, c.config.get<TokenShiftConfig>()); }},\n')
 anchor = '      {.name = "titans",'
-assert anchor in s, "mixer.cpp: registry anchor not found"
+assert anchor in s, "mixer_registry.cpp: registry anchor not found"
 open(p, 'w').write(s.replace(anchor, row + anchor, 1))
 PY
 both "add a mixer (file pair + row)"

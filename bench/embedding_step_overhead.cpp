@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "bench_shape.h"
-#include "ember/model/embedding.h"
+#include "ember/model/embedding_registry.h"
 #include "ember/util/error.h"
 #include "step_rounds.h"
 

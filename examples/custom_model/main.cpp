@@ -3,7 +3,7 @@
 // a synthetic task (each token is the previous one + 1 mod V). Prints the loss; exits non-zero
 // when the last losses are not below the first.
 #include <ember/model/lev.h>
-#include <ember/model/mixer.h>
+#include <ember/model/mixer_registry.h>
 #include <ember/model/mlp.h>
 #include <ember/model/norm.h>
 #include <ember/model/taper.h>

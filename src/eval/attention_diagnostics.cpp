@@ -1,7 +1,7 @@
 #include "ember/eval/attention_diagnostics.h"
 
 #include "ember/eval/perplexity.h"
-#include "ember/model/mixers/attention.h"
+#include "ember/model/mixer_attention.h"
 #include "ember/util/error.h"
 
 namespace ember {
@@ -9,9 +9,9 @@ namespace ember {
 AttentionDiagnostics attention_diagnostics(LanguageModel& model, BatchLoader& loader, int64_t batches) {
   at::NoGradGuard no_grad;
   const auto L = model.blocks().size();
-  std::vector<const Attention*> mixers(L);
+  std::vector<const MixerAttention*> mixers(L);
   for (size_t l = 0; l < L; ++l) {
-    mixers[l] = dynamic_cast<const Attention*>(&model.blocks()[l]->mixer());
+    mixers[l] = model.blocks()[l]->mixer().attention();
     if (!mixers[l])
       throw UsageError("analyze attention: layer " + std::to_string(l) + " has mixer '" + model.config().mixer.kind +
                        "', not attention or gated_attention");

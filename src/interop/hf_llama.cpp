@@ -11,8 +11,8 @@
 #include "ember/run/run_config.h"
 #include "ember/config/enum_names.h"
 #include "ember/config/json_writer.h"
-#include "ember/model/feed_forward.h"
-#include "ember/model/mixer.h"
+#include "ember/model/feed_forward_registry.h"
+#include "ember/model/mixer_registry.h"
 #include "ember/model/mixers/attention.h"
 #include "ember/util/error.h"
 

@@ -1,7 +1,8 @@
 #include "ember/model/block.h"
 
 #include "ember/model/autocast.h"
-#include "ember/model/feed_forward.h"
+#include "ember/model/feed_forward_registry.h"
+#include "ember/model/mixer_registry.h"
 #include "ember/model/nonfinite_trace.h"
 
 #include <optional>

@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "ember/model/activation_checkpoint.h"
+#include "ember/model/embedding_registry.h"
 #include "ember/model/init.h"
 #include "ember/model/linear_cross_entropy.h"
 #include "ember/model/nonfinite_trace.h"

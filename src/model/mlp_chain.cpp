@@ -1,7 +1,6 @@
 #include "ember/model/mlp_chain.h"
 
 #include "ember/model/autocast.h"
-#include "ember/model/feed_forward.h"
 #include "ember/model/nonfinite_trace.h"
 
 #include <optional>

@@ -4,8 +4,6 @@
 
 #include <cmath>
 
-#include "ember/model/mixer.h"
-#include "ember/model/taper.h"
 #include "ember/util/error.h"
 
 namespace ember {
@@ -34,15 +32,6 @@ void RopeScalingConfig::fields(FieldVisitor& v) {
   v.field("low_freq_factor", low_freq_factor, Bound::positive());
   v.field("high_freq_factor", high_freq_factor, Bound::positive());
   v.field("original_max_seq_len", original_max_seq_len, Bound::positive());
-}
-
-void TaperConfig::fields(FieldVisitor& v) {
-  v.choice("schedule", schedule);
-  v.field("start", start, Bound::positive());
-  v.field("end", end, Bound::positive());
-  v.field("steepness", steepness, Bound::positive());
-  v.field("multiple_of", multiple_of, Bound::positive());
-  v.field("groups", groups, Bound::positive());
 }
 
 void MlpConfig::fields(FieldVisitor& v) {
@@ -82,7 +71,7 @@ void ModelConfig::check(const ConfigChecker& c) const {
   embedding.check_selected(c, "model.embedding");
   mixer.check_selected(c, "model.mixer");
   mlp.check_selected(c, "model.mlp");
-  c.require(!mixer_kind(mixer.kind).mlp_preset || mlp.kind == MlpConfig{}.kind, "model.mlp.kind",
+  c.require(!mixer_kind_is_preset(mixer.kind) || mlp.kind == MlpConfig{}.kind, "model.mlp.kind",
             fmt::format("is '{}', but model.mixer.kind '{}' is a preset with its own feed-forward (its options are "
                         "model.mixer.{}.*): use model.mixer.kind: attention to pair attention with this kind",
                         mlp.kind, mixer.kind, mixer.kind));

@@ -47,6 +47,15 @@ std::vector<int64_t> group_widths(const TaperConfig& cfg, int64_t L, int64_t d_b
 
 }  // namespace
 
+void TaperConfig::fields(FieldVisitor& v) {
+  v.choice("schedule", schedule);
+  v.field("start", start, Bound::positive());
+  v.field("end", end, Bound::positive());
+  v.field("steepness", steepness, Bound::positive());
+  v.field("multiple_of", multiple_of, Bound::positive());
+  v.field("groups", groups, Bound::positive());
+}
+
 double taper_profile(const TaperConfig& cfg, double t) {
   switch (cfg.schedule) {
     case TaperSchedule::linear: return 1.0 - t;                           // f(t) = 1 - t

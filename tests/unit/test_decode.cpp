@@ -5,7 +5,7 @@
 #include <torch/torch.h>
 
 #include "ember/model/lm.h"
-#include "ember/model/mixer.h"
+#include "ember/model/mixer_registry.h"
 #include "ember/util/error.h"
 
 namespace {

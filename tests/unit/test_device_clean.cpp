@@ -7,11 +7,11 @@
 #include <torch/torch.h>
 
 #include "attention_impl.h"
-#include "ember/model/embedding.h"
+#include "ember/model/embedding_registry.h"
 #include "ember/model/init.h"
 #include "ember/model/lev.h"
 #include "ember/model/lm.h"
-#include "ember/model/mixer.h"
+#include "ember/model/mixer_registry.h"
 #include "ember/model/mixers/hope_attention.h"
 #include "ember/model/rope.h"
 

@@ -4,7 +4,7 @@
 #include <torch/torch.h>
 
 #include "ember/model/lm.h"
-#include "ember/model/mixer.h"
+#include "ember/model/mixer_registry.h"
 #include "ember/model/mixers/attention.h"
 #include "ember/model/rope.h"
 #include "ember/util/error.h"

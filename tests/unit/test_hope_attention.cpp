@@ -6,7 +6,7 @@
 #include <torch/torch.h>
 
 #include "ember/model/block.h"
-#include "ember/model/feed_forward.h"
+#include "ember/model/feed_forward_registry.h"
 #include "ember/model/lm.h"
 #include "ember/model/mixers/hope_attention.h"
 #include "ember/run/run_config.h"

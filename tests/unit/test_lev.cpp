@@ -5,6 +5,7 @@
 
 #include "ember/model/autocast.h"
 #include "ember/model/embedding_baselines.h"
+#include "ember/model/embedding_registry.h"
 #include "ember/model/init.h"
 #include "ember/model/lev.h"
 #include "ember/model/lm.h"

@@ -3,10 +3,11 @@
 #include <torch/torch.h>
 
 #include "attention_impl.h"
-#include "ember/model/feed_forward.h"
+#include "ember/model/feed_forward_registry.h"
+#include "ember/model/embedding_registry.h"
 #include "ember/model/lev.h"
 #include "ember/model/lm.h"
-#include "ember/model/mixer.h"
+#include "ember/model/mixer_registry.h"
 #include "ember/model/mixers/attention.h"
 #include "ember/model/mlps/cms/cms_config.h"
 #include "ember/model/rope.h"

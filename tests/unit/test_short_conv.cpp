@@ -6,6 +6,7 @@
 
 #include "ember/run/run_config.h"
 #include "ember/model/lm.h"
+#include "ember/model/mixer_registry.h"
 #include "ember/model/mixers/short_conv.h"
 
 namespace {

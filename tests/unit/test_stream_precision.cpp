@@ -10,7 +10,7 @@
 #include <string>
 
 #include "ember/model/autocast.h"
-#include "ember/model/embedding.h"
+#include "ember/model/embedding_registry.h"
 #include "ember/model/embedding_baselines.h"
 #include "ember/model/lev.h"
 #include "ember/model/lm.h"

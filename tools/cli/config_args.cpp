@@ -5,9 +5,9 @@
 #include "cli/commands.h"
 #include "ember/run/run_config.h"
 #include "ember/config/json_writer.h"
-#include "ember/model/embedding.h"
-#include "ember/model/feed_forward.h"
-#include "ember/model/mixer.h"
+#include "ember/model/embedding_registry.h"
+#include "ember/model/feed_forward_registry.h"
+#include "ember/model/mixer_registry.h"
 #include "ember/util/error.h"
 
 namespace ember::cli {

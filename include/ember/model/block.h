@@ -1,6 +1,6 @@
 // One pre-norm decoder block: h = x + Mixer(RMSNorm(x)); out = h + MLP(RMSNorm(h)). The
-// feed-forward kind (model/feed_forward.h) may make the MLP a chain of them, each with its own norm
-// and residual (model/mlp_chain.h), which may read the pass's ChainContext.
+// feed-forward kind (model/feed_forward_registry.h) may make the MLP a chain of them, each with its
+// own norm and residual (model/mlp_chain.h), which may read the pass's ChainContext.
 #pragma once
 #include <torch/nn/module.h>
 

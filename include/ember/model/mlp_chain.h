@@ -1,21 +1,32 @@
-// The feed-forward part of a block, after its mixer: a chain of SwiGLU MLPs, each with its own
-// RMSNorm and residual, x <- x + MLP_l(RMSNorm_l(x)). The feed-forward kind (model/feed_forward.h)
-// gives the widths (one MLP of the layer's width for `swiglu`) and may derive its own chain, whose
-// MLPs compute differently (a chain that learns in context reads the pass's ChainContext).
+// The feed-forward seam's interface, the part of a block after its mixer: a chain of SwiGLU MLPs,
+// each with its own RMSNorm and residual, x <- x + MLP_l(RMSNorm_l(x)). The feed-forward kind
+// (model/feed_forward_registry.h) gives the widths (one MLP of the layer's width for `swiglu`) and
+// may derive its own chain, whose MLPs compute differently (a chain that learns in context reads
+// the pass's ChainContext).
 #pragma once
 #include <torch/nn/module.h>
 
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
+#include "ember/config/kind_sections.h"
 #include "ember/model/mlp.h"
 #include "ember/model/norm.h"
 #include "ember/model/teach_signal.h"
 
 namespace ember {
 
-struct FeedForwardContext;  // model/feed_forward.h
+// What a chain is built from: the chassis sizes of its layer and the selected kind's options.
+struct FeedForwardContext {
+  int64_t d_model = 0, layer = 0, n_layers = 1;
+  double init_std = 0.02;
+  double out_std = 0.02;  // each MLP's down projection (scaled by 1/sqrt(2L) when asked)
+  double norm_eps = 1e-6;
+  const KindChoice& config;  // model.mlp, or what a mixer preset stands for
+  std::string path;          // where the kind's options are set, for errors ("model.mlp.cms")
+};
 
 // What a chain may read besides its input in one pass of the model (model/chain_context.h makes
 // it): the next-token teach signal, for chains that learn in context.

@@ -1,27 +1,30 @@
 // model.* keys: the LLaMA-style chassis and its seams (embedding, mixer, feed-forward, per-layer
 // MLP widths). The embedding, mixer and feed-forward kinds come from their registries
-// (model/embedding.h, model/mixer.h, model/feed_forward.h); each kind's options live in its own
-// section, model.embedding.<kind>.*, model.mixer.<kind>.* and model.mlp.<kind>.*, and reach only
-// that kind's component.
+// (model/embedding_registry.h, model/mixer_registry.h, model/feed_forward_registry.h); each kind's
+// options live in its own section, model.embedding.<kind>.*, model.mixer.<kind>.* and
+// model.mlp.<kind>.*, and reach only that kind's component.
 #pragma once
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "ember/config/fields.h"
+#include "ember/model/taper.h"
 
 namespace ember {
 
-// The registries as the config sees them (tables in src/model/embedding.cpp, mixer.cpp and
-// feed_forward.cpp):
-// the kinds, each kind's default options, and the sections a kind reads (its own and those of the
-// kinds it is sized against), which the resolved config writes.
+// The registries as the config sees them (tables in src/model/embedding_registry.cpp,
+// mixer_registry.cpp and feed_forward_registry.cpp): the kinds, each kind's default options, and
+// the sections a kind reads (its own and those of the kinds it is sized against), which the
+// resolved config writes.
 std::vector<std::string> embedding_kind_names();
 KindSections embedding_kind_options();
 std::vector<std::string> embedding_sections_used(const std::string& kind);
 std::vector<std::string> mixer_kind_names();
 KindSections mixer_kind_options();
 std::vector<std::string> mixer_sections_used(const std::string& kind);
+// Whether the mixer kind is a preset that brings its own feed-forward (MixerKind::mlp_preset).
+bool mixer_kind_is_preset(const std::string& kind);
 std::vector<std::string> feed_forward_kind_names();
 KindSections feed_forward_kind_options();
 std::vector<std::string> feed_forward_sections_used(const std::string& kind);
@@ -58,28 +61,6 @@ struct MixerConfig : KindChoice {
   MixerConfig() : KindChoice{"attention", mixer_kind_options()} {}
   double rope_base = 10000.0;  // RoPE base of the mixers that use positions
   RopeScalingConfig rope_scaling;
-
-  void fields(FieldVisitor& v);
-};
-
-enum class TaperSchedule { uniform, linear, cosine, sigmoid, groups };
-inline std::span<const EnumName<TaperSchedule>> enum_names(TaperSchedule) {
-  static constexpr EnumName<TaperSchedule> names[] = {{TaperSchedule::uniform, "uniform"},
-                                                      {TaperSchedule::linear, "linear"},
-                                                      {TaperSchedule::cosine, "cosine"},
-                                                      {TaperSchedule::sigmoid, "sigmoid"},
-                                                      {TaperSchedule::groups, "groups"}};
-  return names;
-}
-
-// model.mlp.taper.*: how d_ff shrinks with depth at a fixed budget (docs/tapered.md).
-struct TaperConfig {
-  TaperSchedule schedule = TaperSchedule::uniform;
-  double start = 1.5;                            // rho_start: first layer width = start * d_ff
-  double end = 0.5;                              // rho_end: last layer width = end * d_ff
-  double steepness = 10.0;                       // sigmoid k
-  int64_t multiple_of = 16;                      // interior widths rounded to this multiple
-  std::vector<double> groups = {1.5, 1.0, 0.5};  // groups: factor per equal group of layers
 
   void fields(FieldVisitor& v);
 };

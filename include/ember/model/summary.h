@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "ember/model/embedding.h"
+#include "ember/model/embedding_registry.h"
 
 namespace ember {
 

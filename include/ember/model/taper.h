@@ -7,9 +7,31 @@
 #include <cstdint>
 #include <vector>
 
-#include "ember/model/model_config.h"
+#include "ember/config/fields.h"
 
 namespace ember {
+
+enum class TaperSchedule { uniform, linear, cosine, sigmoid, groups };
+inline std::span<const EnumName<TaperSchedule>> enum_names(TaperSchedule) {
+  static constexpr EnumName<TaperSchedule> names[] = {{TaperSchedule::uniform, "uniform"},
+                                                      {TaperSchedule::linear, "linear"},
+                                                      {TaperSchedule::cosine, "cosine"},
+                                                      {TaperSchedule::sigmoid, "sigmoid"},
+                                                      {TaperSchedule::groups, "groups"}};
+  return names;
+}
+
+// model.mlp.taper.*: how d_ff shrinks with depth at a fixed budget (docs/tapered.md).
+struct TaperConfig {
+  TaperSchedule schedule = TaperSchedule::uniform;
+  double start = 1.5;                            // rho_start: first layer width = start * d_ff
+  double end = 0.5;                              // rho_end: last layer width = end * d_ff
+  double steepness = 10.0;                       // sigmoid k
+  int64_t multiple_of = 16;                      // interior widths rounded to this multiple
+  std::vector<double> groups = {1.5, 1.0, 0.5};  // groups: factor per equal group of layers
+
+  void fields(FieldVisitor& v);
+};
 
 // The schedule's f(t), t in [0, 1]; f(0) = 1, f(1) = 0, f(t) + f(1 - t) = 1.
 double taper_profile(const TaperConfig& cfg, double t);

@@ -5,6 +5,7 @@
 // impl sdpa uses at::scaled_dot_product_attention; reference spells out the masked softmax.
 #pragma once
 #include "ember/model/mixer.h"
+#include "ember/model/mixer_attention.h"
 
 namespace ember {
 
@@ -43,7 +44,7 @@ struct GatedAttentionConfig {
 // budget d_ff (3 d weights per unit of width); a ConfigError when nothing would be left.
 int64_t gate_matched_d_ff(int64_t d_ff, int64_t d_model, int64_t gate_weights);
 
-class Attention : public Mixer {
+class Attention : public Mixer, public MixerAttention {
  public:
   Attention(const MixerContext& ctx, AttentionImpl impl, Gate gate);
   at::Tensor forward(const at::Tensor& x, const Rope& rope) override;
@@ -53,13 +54,11 @@ class Attention : public Mixer {
   int64_t causal_masked_flops_per_token(int64_t seq_len) const override;
   double activation_bytes_per_token(int64_t elem) const override;
   bool reads_input_through_projections() const override { return true; }  // q, k, v (and gate): one GEMM
+  const MixerAttention* attention() const override { return this; }
   void set_impl(AttentionImpl impl) { impl_ = impl; }
-  // The gate of x [B, T, d]: [B, T, H, d_h] (elementwise) or [B, T, H, 1] (headwise); undefined
-  // without a gate.
-  at::Tensor gate_values(const at::Tensor& x) const;
-  bool gated() const { return wg_.defined(); }
-  // Attention probabilities P [B, H, T, T] of x [B, T, d] (explicit softmax, fp32 or wider).
-  at::Tensor attention_probabilities(const at::Tensor& x, const Rope& rope) const;
+  at::Tensor gate_values(const at::Tensor& x) const override;
+  bool gated() const override { return wg_.defined(); }
+  at::Tensor attention_probabilities(const at::Tensor& x, const Rope& rope) const override;
 
   // S = Q K^T / sqrt(d_h) + causal mask, P = softmax(S) in fp32, Y = P V. q,k,v [B, H, T, d_h].
   static at::Tensor reference_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v);

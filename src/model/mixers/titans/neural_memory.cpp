@@ -1,5 +1,7 @@
 #include "ember/model/mixers/titans/neural_memory.h"
 
+#include <array>
+
 #include "ember/model/mlp.h"  // silu_derivative
 #include "ember/model/inner_clip.h"
 #include "ember/model/nonfinite_trace.h"
@@ -48,26 +50,28 @@ ChunkCoefficients chunk_coefficients(const at::Tensor& eta, const at::Tensor& al
 
 // Everything about a run of chunks that does not depend on the memory state, formed for all of them
 // at once before the sequential loop (tensors [chunks, BH, ...], heads flattened into the batch),
-// so that each chunk's step is a few batched matmuls on its state.
-struct ChunkPlan {
-  at::Tensor q, k, kv;        // kv = (2 / d_h)(k - v) (no residual: -(2 / d_h) v): G = kv + (2 / d_h) Ak W2
-  at::Tensor qa, qb;          // rows of q scaled by A and Bv (the retrieval's rows)
-  at::Tensor mq;              // (Kc * theta_i) * (Q K^T): the keys' gradient terms in Hq, before Dh
-  at::Tensor kr_theta;        // Kc * theta_i: the same weights on (phi(Hq) Ak^T)
-  at::Tensor ar, bvr;         // [.., n, 1]
-  at::Tensor k_kc, k_e;       // K^T diag(Kc_n theta), K^T diag(E_n theta)  [.., d_h, n]
-  at::Tensor kc_n, e_n;       // Kc_n theta, E_n theta as columns [.., n, 1]
-  at::Tensor a_n, bv_n, p_n;  // [.., 1, 1]
+// so that each chunk's step is a few batched matmuls on its state. PlanTensor names the tensors: the
+// one list of them.
+enum class PlanTensor {
+  q, k, kv,        // kv = (2 / d_h)(k - v) (no residual: -(2 / d_h) v): G = kv + (2 / d_h) Ak W2
+  qa, qb,          // rows of q scaled by A and Bv (the retrieval's rows)
+  mq,              // (Kc * theta_i) * (Q K^T): the keys' gradient terms in Hq, before Dh
+  kr_theta,        // Kc * theta_i: the same weights on (phi(Hq) Ak^T)
+  ar, bvr,         // [.., n, 1]
+  k_kc, k_e,       // K^T diag(Kc_n theta), K^T diag(E_n theta)  [.., d_h, n]
+  kc_n, e_n,       // Kc_n theta, E_n theta as columns [.., n, 1]
+  a_n, bv_n, p_n,  // [.., 1, 1]
+  count
+};
 
-  // f applied to every tensor above: the one list of them.
-  template <class F>
-  void each(F&& f) {
-    for (at::Tensor* x : {&q, &k, &kv, &qa, &qb, &mq, &kr_theta, &ar, &bvr, &k_kc, &k_e, &kc_n, &e_n, &a_n, &bv_n, &p_n})
-      f(*x);
-  }
+struct ChunkPlan {
+  std::array<at::Tensor, static_cast<size_t>(PlanTensor::count)> tensors;
+
+  at::Tensor& operator[](PlanTensor t) { return tensors[static_cast<size_t>(t)]; }
+  const at::Tensor& operator[](PlanTensor t) const { return tensors[static_cast<size_t>(t)]; }
   ChunkPlan chunk(int64_t j) const {
-    ChunkPlan c = *this;
-    c.each([j](at::Tensor& x) { x = x.select(0, j); });
+    ChunkPlan c;
+    for (size_t i = 0; i < tensors.size(); ++i) c.tensors[i] = tensors[i].select(0, j);
     return c;
   }
 };
@@ -88,23 +92,25 @@ ChunkPlan chunk_plan(const at::Tensor& q, const at::Tensor& k, const at::Tensor&
   auto kc_n = rows(c.kc.select(-2, n - 1) * theta), e_n = rows(c.e.select(-2, n - 1) * theta);
   // Chunk-major and contiguous, so that each chunk's slices feed the batched matmuls without copies.
   auto major = [](const at::Tensor& x) { return x.transpose(0, 1).contiguous(); };
-  ChunkPlan plan{.q = q,
-                 .k = k,
-                 .kv = (2.0 / static_cast<double>(k.size(-1))) * (rule.residual ? k - v : -v),
-                 .qa = rows(ar) * q,
-                 .qb = rows(bvr) * q,
-                 .mq = kr_theta * at::matmul(q, transposed(k)),
-                 .kr_theta = kr_theta,
-                 .ar = rows(ar),
-                 .bvr = rows(bvr),
-                 .k_kc = transposed(kc_n * k),
-                 .k_e = transposed(e_n * k),
-                 .kc_n = kc_n,
-                 .e_n = e_n,
-                 .a_n = last(c.a),
-                 .bv_n = last(c.bv),
-                 .p_n = last(c.p)};
-  plan.each([&](at::Tensor& x) { x = major(x); });
+  using P = PlanTensor;
+  ChunkPlan plan;
+  plan[P::q] = q;
+  plan[P::k] = k;
+  plan[P::kv] = (2.0 / static_cast<double>(k.size(-1))) * (rule.residual ? k - v : -v);
+  plan[P::qa] = rows(ar) * q;
+  plan[P::qb] = rows(bvr) * q;
+  plan[P::mq] = kr_theta * at::matmul(q, transposed(k));
+  plan[P::kr_theta] = kr_theta;
+  plan[P::ar] = rows(ar);
+  plan[P::bvr] = rows(bvr);
+  plan[P::k_kc] = transposed(kc_n * k);
+  plan[P::k_e] = transposed(e_n * k);
+  plan[P::kc_n] = kc_n;
+  plan[P::e_n] = e_n;
+  plan[P::a_n] = last(c.a);
+  plan[P::bv_n] = last(c.bv);
+  plan[P::p_n] = last(c.p);
+  for (auto& x : plan.tensors) x = major(x);
   return plan;
 }
 
@@ -131,57 +137,59 @@ bool linear(const MemoryState& st) { return st.w2.size(-2) == 0; }
 // k^T g, so ||J||_F^2 / d_h = |k|^2 and ||u|| = |k| |g|; the retrieval is Q W terms minus
 // (Kc * theta * Q K^T) G, and the updates are those of W2 with K for Ak.
 at::Tensor linear_memory_chunk(MemoryState& st, const ChunkPlan& c, const MemoryRule& rule) {
-  const double two_over_d = 2.0 / static_cast<double>(c.k.size(-1));
-  auto g = at::baddbmm(c.kv, c.k, st.w1, 1.0, two_over_d);  // dloss/dM(k) = (2 / d_h)([k +] k W - v)
-  const auto k_sq = c.k.pow(2).sum(-1, true);
+  using enum PlanTensor;
+  const double two_over_d = 2.0 / static_cast<double>(c[k].size(-1));
+  auto g = at::baddbmm(c[kv], c[k], st.w1, 1.0, two_over_d);  // dloss/dM(k) = (2 / d_h)([k +] k W - v)
+  const auto k_sq = c[k].pow(2).sum(-1, true);
   if (rule.step == InnerStep::normalized) g = g / (two_over_d * k_sq);  // u / ((2 / d_h) |k|^2)
   if (rule.grad_clip > 0) g = g * inner_clip_factor(k_sq * g.pow(2).sum(-1, true), rule.grad_clip);
-  at::Tensor y, skip = rule.residual ? c.q : at::zeros_like(c.q);
+  at::Tensor y, skip = rule.residual ? c[q] : at::zeros_like(c[q]);
   if (rule.retrieval == Retrieval::chunk) {
-    y = at::baddbmm(skip, c.q, st.w1);  // M_{chunk start}(q)
+    y = at::baddbmm(skip, c[q], st.w1);  // M_{chunk start}(q)
   } else {  // Y = [Q +] diag(A) Q W + diag(Bv) Q S - (Kc * theta * Q K^T) G
-    y = at::baddbmm(at::baddbmm(at::baddbmm(skip, c.qa, st.w1), c.qb, st.s1), c.mq, g, 1.0, -1.0);
+    y = at::baddbmm(at::baddbmm(at::baddbmm(skip, c[qa], st.w1), c[qb], st.s1), c[mq], g, 1.0, -1.0);
   }
-  st = {at::baddbmm(at::addcmul(c.a_n * st.w1, c.bv_n, st.s1), c.k_kc, g, 1.0, -1.0), st.w2,
-        at::baddbmm(c.p_n * st.s1, c.k_e, g, 1.0, -1.0), st.s2};
+  st = {at::baddbmm(at::addcmul(c[a_n] * st.w1, c[bv_n], st.s1), c[k_kc], g, 1.0, -1.0), st.w2,
+        at::baddbmm(c[p_n] * st.s1, c[k_e], g, 1.0, -1.0), st.s2};
   return y;
 }
 
 // One chunk of n tokens from the chunk-start state (docs/mixers.md, Titans steps 1-4); tensors
 // [BH, n, ...] and the state's [BH, d_h, m] / [BH, m, d_h].
 at::Tensor memory_chunk(MemoryState& st, const ChunkPlan& c, const MemoryRule& rule) {
+  using enum PlanTensor;
   if (linear(st)) return linear_memory_chunk(st, c, rule);
-  const double two_over_d = 2.0 / static_cast<double>(c.k.size(-1));
+  const double two_over_d = 2.0 / static_cast<double>(c[k].size(-1));
   // 1. Keys through the chunk-start weights; per-token gradients are (k^T Dh, Ak^T G), never formed.
-  auto hk = at::bmm(c.k, st.w1);
+  auto hk = at::bmm(c[k], st.w1);
   auto sig = at::sigmoid(hk);
-  auto ak = hk * sig;                                      // SiLU(hk)
-  auto g = at::baddbmm(c.kv, ak, st.w2, 1.0, two_over_d);  // dloss/dM(k)
-  auto slope = at::addcmul(sig, ak, 1 - sig);              // SiLU'(hk) = s + SiLU(hk)(1 - s)
-  auto dh = at::bmm(g, transposed(st.w2)) * slope;         // dloss/d(k W1)
+  auto ak = hk * sig;                                       // SiLU(hk)
+  auto g = at::baddbmm(c[kv], ak, st.w2, 1.0, two_over_d);  // dloss/dM(k)
+  auto slope = at::addcmul(sig, ak, 1 - sig);               // SiLU'(hk) = s + SiLU(hk)(1 - s)
+  auto dh = at::bmm(g, transposed(st.w2)) * slope;          // dloss/d(k W1)
   if (rule.step == InnerStep::normalized) {  // 1b. u / ((2 / d_h) lambda): G, Dh rows by one factor
-    const auto divisor = normalized_step_divisor(c.k, ak, slope, st.w2);
+    const auto divisor = normalized_step_divisor(c[k], ak, slope, st.w2);
     g = g / divisor, dh = dh / divisor;
   }
   if (rule.grad_clip > 0) {  // 1c. each token's gradient scaled to norm <= clip: G, Dh rows by one factor
-    const auto scale = inner_clip_factor(gradient_norm_squared(c.k, dh, ak, g), rule.grad_clip);
+    const auto scale = inner_clip_factor(gradient_norm_squared(c[k], dh, ak, g), rule.grad_clip);
     g = g * scale, dh = dh * scale;
   }
-  at::Tensor y, skip = rule.residual ? c.q : at::zeros_like(c.q);  // the residual's z
+  at::Tensor y, skip = rule.residual ? c[q] : at::zeros_like(c[q]);  // the residual's z
   if (rule.retrieval == Retrieval::chunk) {
-    y = at::baddbmm(skip, at::silu(at::bmm(c.q, st.w1)), st.w2);  // M_{chunk start}(q)
+    y = at::baddbmm(skip, at::silu(at::bmm(c[q], st.w1)), st.w2);  // M_{chunk start}(q)
   } else {  // 3. Hq, then Y = Q + diag(A) phi(Hq) W2 + diag(Bv) phi(Hq) S2 - (Kc * phi(Hq) Ak^T) diag(theta) G
-    auto hq = at::baddbmm(at::baddbmm(at::bmm(c.qa, st.w1), c.qb, st.s1), c.mq, dh, 1.0, -1.0);
+    auto hq = at::baddbmm(at::baddbmm(at::bmm(c[qa], st.w1), c[qb], st.s1), c[mq], dh, 1.0, -1.0);
     auto aq = at::silu(hq);
-    y = at::baddbmm(at::baddbmm(skip, c.ar * aq, st.w2), c.bvr * aq, st.s2);
-    y = at::baddbmm(y, c.kr_theta * at::bmm(aq, transposed(ak)), g, 1.0, -1.0);
+    y = at::baddbmm(at::baddbmm(skip, c[ar] * aq, st.w2), c[bvr] * aq, st.s2);
+    y = at::baddbmm(y, c[kr_theta] * at::bmm(aq, transposed(ak)), g, 1.0, -1.0);
   }
   // 4. End-of-chunk state, every update reading the chunk-start values.
   auto akt = transposed(ak);
-  MemoryState next{at::baddbmm(at::addcmul(c.a_n * st.w1, c.bv_n, st.s1), c.k_kc, dh, 1.0, -1.0),
-                   at::baddbmm(at::addcmul(c.a_n * st.w2, c.bv_n, st.s2), akt, c.kc_n * g, 1.0, -1.0),
-                   at::baddbmm(c.p_n * st.s1, c.k_e, dh, 1.0, -1.0),
-                   at::baddbmm(c.p_n * st.s2, akt, c.e_n * g, 1.0, -1.0)};
+  MemoryState next{at::baddbmm(at::addcmul(c[a_n] * st.w1, c[bv_n], st.s1), c[k_kc], dh, 1.0, -1.0),
+                   at::baddbmm(at::addcmul(c[a_n] * st.w2, c[bv_n], st.s2), akt, c[kc_n] * g, 1.0, -1.0),
+                   at::baddbmm(c[p_n] * st.s1, c[k_e], dh, 1.0, -1.0),
+                   at::baddbmm(c[p_n] * st.s2, akt, c[e_n] * g, 1.0, -1.0)};
   st = std::move(next);
   return y;
 }

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "ember/model/feed_forward.h"
 #include "ember/model/mlps/cms/cms_config.h"
 #include "ember/util/error.h"
 

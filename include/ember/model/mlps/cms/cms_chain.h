@@ -35,7 +35,7 @@ class CmsChain : public MlpChain {
   std::vector<LevelUpdate> updates_;  // per level; empty: all static
 };
 
-// The registry row's widths and chain for kind cms (src/model/feed_forward.cpp).
+// The registry row's widths and chain for kind cms (src/model/feed_forward_registry.cpp).
 std::vector<int64_t> cms_widths(const FeedForwardContext& ctx, int64_t d_ff);
 std::unique_ptr<MlpChain> make_cms_chain(torch::nn::Module& owner, const FeedForwardContext& ctx,
                                          const std::vector<int64_t>& widths);

@@ -1,12 +1,11 @@
-// The feed-forward seam: model.mlp.kind picks a row of the feed-forward registry (the table in
-// src/model/feed_forward.cpp: kind -> description, options section, widths, chain). A kind turns a
-// layer's MLP budget d_ff (the taper's width, less what the mixer takes: MixerKind::mlp_budget)
-// into the block's chain of SwiGLU MLPs (model/mlp_chain.h); its options are model.mlp.<kind>.*.
+// The feed-forward seam's registry: model.mlp.kind picks a row of the table in
+// src/model/feed_forward_registry.cpp (kind -> description, options section, widths, chain). A kind
+// turns a layer's MLP budget d_ff (the taper's width, less what the mixer takes:
+// MixerKind::mlp_budget) into the block's chain of SwiGLU MLPs (model/mlp_chain.h, the seam's
+// interface); its options are model.mlp.<kind>.*.
 // A mixer kind may be a preset that brings its own feed-forward (hope_attention: attention + cms,
 // with the chain's options in model.mixer.hope_attention.*; MixerKind::mlp_preset).
 #pragma once
-#include <torch/nn/module.h>
-
 #include <functional>
 #include <memory>
 #include <string>
@@ -16,16 +15,6 @@
 #include "ember/model/model_config.h"
 
 namespace ember {
-
-// What a chain is built from: the chassis sizes of its layer and the selected kind's options.
-struct FeedForwardContext {
-  int64_t d_model = 0, layer = 0, n_layers = 1;
-  double init_std = 0.02;
-  double out_std = 0.02;  // each MLP's down projection (scaled by 1/sqrt(2L) when asked)
-  double norm_eps = 1e-6;
-  const KindChoice& config;  // model.mlp, or what a mixer preset stands for
-  std::string path;          // where the kind's options are set, for errors ("model.mlp.cms")
-};
 
 // The feed-forward the blocks of a model use, and where its options are set.
 struct FeedForwardChoice {

@@ -1,7 +1,7 @@
-#include "ember/model/feed_forward.h"
+#include "ember/model/feed_forward_registry.h"
 
 #include "ember/config/kind_table.h"
-#include "ember/model/mixer.h"
+#include "ember/model/mixer_registry.h"
 #include "ember/model/mlps/cms/cms_chain.h"
 #include "ember/model/mlps/cms/cms_config.h"
 
