@@ -11,6 +11,7 @@
 
 #include "ember/util/error.h"
 #include "ember/util/log.h"
+#include "kernels/element_of.h"
 
 namespace ember::cuda_glue {
 

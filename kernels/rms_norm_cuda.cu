@@ -95,9 +95,10 @@ int backward(const void* dh, const void* dy, const void* h, const void* g, const
 }
 
 // The storage combinations of kernels/rms_norm_cpu_loops.h (the glue refuses any other).
-enum class Combination { f32, f32_m16, f32_y16, f32_both16, f64 };
+enum class Combination { f32, f32_m16, f32_y16, f32_both16, f64, none };
 
 Combination combination(Types t) {
+  if (t.stream == Element::f16 || t.m == Element::f16 || t.y == Element::f16) return Combination::none;  // no f16 kernel
   if (t.stream == Element::f64) return Combination::f64;
   const bool m16 = t.m == Element::bf16, y16 = t.y == Element::bf16;
   return m16 && y16 ? Combination::f32_both16 : m16 ? Combination::f32_m16 : y16 ? Combination::f32_y16 : Combination::f32;
@@ -121,6 +122,7 @@ int launch_forward(const void* x, const void* m, const void* g, void* h, void* y
     case Combination::f32_m16: return forward<float, Bf16, float>(x, m, g, h, y, r, shape, stream);
     case Combination::f32_y16: return forward<float, float, Bf16>(x, m, g, h, y, r, shape, stream);
     case Combination::f32_both16: return forward<float, Bf16, Bf16>(x, m, g, h, y, r, shape, stream);
+    case Combination::none: return static_cast<int>(cudaErrorInvalidValue);
     case Combination::f32: break;
   }
   return forward<float, float, float>(x, m, g, h, y, r, shape, stream);
@@ -134,6 +136,7 @@ int launch_backward(const void* dh, const void* dy, const void* h, const void* g
     case Combination::f32_y16: return backward<float, float, Bf16>(dh, dy, h, g, r, dx, dm, partial_dg, shape, stream);
     case Combination::f32_both16:
       return backward<float, Bf16, Bf16>(dh, dy, h, g, r, dx, dm, partial_dg, shape, stream);
+    case Combination::none: return static_cast<int>(cudaErrorInvalidValue);
     case Combination::f32: break;
   }
   return backward<float, float, float>(dh, dy, h, g, r, dx, dm, partial_dg, shape, stream);

@@ -35,11 +35,8 @@ bool kernel_runs_on(const at::Device& device) {
   static cuda_glue::ProbeCache known{};
   return cuda_glue::kernel_runs_on(known, device, probe_kernel, "RMSNorm", "using ATen ops");
 }
-Element element_of(at::ScalarType t) {
-  return t == at::kDouble ? Element::f64 : t == at::kBFloat16 ? Element::bf16 : Element::f32;
-}
 Types types_of(at::ScalarType stream, at::ScalarType m, at::ScalarType y) {
-  return {element_of(stream), element_of(m), element_of(y)};
+  return {element_of(stream, "RMSNorm"), element_of(m, "RMSNorm"), element_of(y, "RMSNorm")};
 }
 #endif
 

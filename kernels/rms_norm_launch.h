@@ -2,11 +2,10 @@
 // compiles rms_norm_cuda.cu against this alone). stream is a cudaStream_t; a launch returns its
 // cudaError_t as an int. Element types as in kernels/rms_norm_cpu_loops.h.
 #pragma once
+#include "kernels/element.h"
 #include "kernels/rms_norm_math.h"
 
 namespace ember::rms_norm {
-
-enum class Element { f32, f64, bf16 };
 
 struct Types {
   Element stream;  // x, h, g, r, dh, dx: f32 or f64

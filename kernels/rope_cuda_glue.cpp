@@ -16,16 +16,6 @@ namespace ember::rope {
 
 #ifdef EMBER_WITH_CUDA
 namespace {
-Element element_of(const at::Tensor& x) {
-  switch (x.scalar_type()) {
-    case at::kFloat: return Element::f32;
-    case at::kDouble: return Element::f64;
-    case at::kBFloat16: return Element::bf16;
-    case at::kHalf: return Element::f16;
-    default: throw Error(fmt::format("RoPE (CUDA): unsupported dtype {}", c10::toString(x.scalar_type())));
-  }
-}
-
 void require_tables(const at::Tensor& x, const at::Tensor& table, int64_t offset) {
   const auto want = x.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
   if (table.device() != x.device() || table.scalar_type() != want || !table.is_contiguous() || table.dim() != 2 ||
@@ -61,7 +51,7 @@ void rotate_cuda(const at::Tensor& x_in, at::Tensor& y, const at::Tensor& cos, c
                   x.stride(1), x.stride(2), y.stride(0), y.stride(1),   y.stride(2)};
   cuda_glue::check_launch(
       "RoPE", launch_rope(x.const_data_ptr(), y.mutable_data_ptr(), cos.const_data_ptr(), sin.const_data_ptr(),
-                          element_of(x), rows, inverse, cuda_glue::stream_of(x)));
+                          element_of(x.scalar_type(), "RoPE (CUDA)"), rows, inverse, cuda_glue::stream_of(x)));
 }
 #else
 bool cuda_kernel_compiled() { return false; }

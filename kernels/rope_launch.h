@@ -1,11 +1,10 @@
 // Raw-pointer launch API of the CUDA RoPE kernel (no LibTorch headers: nvcc compiles rope_cuda.cu
 // against this alone). stream is a cudaStream_t; the launch returns its cudaError_t as an int.
 #pragma once
+#include "kernels/element.h"
 #include "kernels/rope_rows.h"
 
 namespace ember::rope {
-
-enum class Element { f32, f64, bf16, f16 };
 
 // y (rows at its strides in `rows`, x's element type) = x rotated at positions offset.. (inverse: by the negative
 // angles). cos and sin are [positions, half] contiguous: double for f64, float otherwise, and the

@@ -61,6 +61,7 @@ int launch_forward(const void* a, const void* b, void* z, Element element, const
   switch (element) {
     case Element::f64: return forward<double>(a, b, z, rows, stream);
     case Element::bf16: return forward<Bf16>(a, b, z, rows, stream);
+    case Element::f16: return static_cast<int>(cudaErrorInvalidValue);  // no f16 kernel
     case Element::f32: break;
   }
   return forward<float>(a, b, z, rows, stream);
@@ -71,6 +72,7 @@ int launch_backward(const void* a, const void* b, const void* dz, void* da, void
   switch (element) {
     case Element::f64: return backward<double>(a, b, dz, da, db, rows, stream);
     case Element::bf16: return backward<Bf16>(a, b, dz, da, db, rows, stream);
+    case Element::f16: return static_cast<int>(cudaErrorInvalidValue);  // no f16 kernel
     case Element::f32: break;
   }
   return backward<float>(a, b, dz, da, db, rows, stream);

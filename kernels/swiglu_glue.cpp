@@ -43,10 +43,6 @@ bool kernel_runs_on(const at::Device& device) {
   static cuda_glue::ProbeCache known{};
   return cuda_glue::kernel_runs_on(known, device, probe_kernel, "SwiGLU gate", "using ATen ops");
 }
-Element element_of(const at::Tensor& t) {
-  if (t.scalar_type() == at::kDouble) return Element::f64;
-  return t.scalar_type() == at::kBFloat16 ? Element::bf16 : Element::f32;
-}
 #endif
 
 // Pointers of one dtype, as the CPU loops take them.
@@ -76,7 +72,7 @@ void forward_into(const at::Tensor& a, const at::Tensor& b, at::Tensor& z, const
   if (a.is_cuda()) {
     const c10::cuda::CUDAGuard guard(a.device());
     cuda_glue::check_launch("SwiGLU gate", launch_forward(a.const_data_ptr(), b.const_data_ptr(), z.mutable_data_ptr(),
-                                                         element_of(a), rows, cuda_glue::stream_of(a)));
+                                                         element_of(a.scalar_type(), "SwiGLU gate"), rows, cuda_glue::stream_of(a)));
     return;
   }
 #endif
@@ -94,7 +90,7 @@ void backward_into(const at::Tensor& a, const at::Tensor& b, const at::Tensor& d
     const c10::cuda::CUDAGuard guard(a.device());
     cuda_glue::check_launch("SwiGLU gate backward",
                             launch_backward(a.const_data_ptr(), b.const_data_ptr(), dz.const_data_ptr(),
-                                            da.mutable_data_ptr(), db.mutable_data_ptr(), element_of(a), rows,
+                                            da.mutable_data_ptr(), db.mutable_data_ptr(), element_of(a.scalar_type(), "SwiGLU gate"), rows,
                                             cuda_glue::stream_of(a)));
     return;
   }

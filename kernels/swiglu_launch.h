@@ -1,11 +1,10 @@
 // Raw-pointer launch API of the CUDA SwiGLU gate (no LibTorch headers: nvcc compiles swiglu_cuda.cu
 // against this alone). stream is a cudaStream_t; a launch returns its cudaError_t as an int.
 #pragma once
+#include "kernels/element.h"
 #include "kernels/swiglu_math.h"
 
 namespace ember::swiglu {
-
-enum class Element { f32, f64, bf16 };
 
 // z = SiLU(a) b over the rows (kernels/swiglu_math.h), in fp32 for bf16 (rounded once), in
 // the element's precision otherwise.

@@ -117,6 +117,7 @@ int launch_xent(void* z, Element element, int64_t rows, int64_t V, int64_t ld, c
   switch (element) {
     case Element::f64: return launch<double, double>(z, rows, V, ld, y, ignore, s, g, counted, grad, loss, stream);
     case Element::bf16: return launch<Bf16, float>(z, rows, V, ld, y, ignore, s, g, counted, grad, loss, stream);
+    case Element::f16: return static_cast<int>(cudaErrorInvalidValue);  // no f16 kernel
     case Element::f32: break;
   }
   return launch<float, float>(z, rows, V, ld, y, ignore, s, g, counted, grad, loss, stream);
@@ -126,6 +127,7 @@ int launch_scale_unless_one(void* x, Element element, int64_t n, const void* g, 
   switch (element) {
     case Element::f64: return launch_scale<double>(x, n, g, stream);
     case Element::bf16: return launch_scale<Bf16>(x, n, g, stream);
+    case Element::f16: return static_cast<int>(cudaErrorInvalidValue);  // no f16 kernel
     case Element::f32: break;
   }
   return launch_scale<float>(x, n, g, stream);

@@ -77,17 +77,12 @@ bool kernel_runs_on(const at::Device& device) {
   return cuda_glue::kernel_runs_on(known, device, probe_xent_kernel, "cross-entropy", "using ATen ops");
 }
 
-Element element_of(const at::Tensor& z) {
-  if (z.scalar_type() == at::kDouble) return Element::f64;
-  return z.scalar_type() == at::kBFloat16 ? Element::bf16 : Element::f32;
-}
-
 at::Tensor cuda_rows(at::Tensor& z, const at::Tensor& y, double s, double g, bool grad, int64_t ignore_index,
                      const at::Tensor& counted) {
   const c10::cuda::CUDAGuard guard(z.device());
   const auto yc = y.contiguous();
   auto loss = at::empty({z.size(0)}, z.options().dtype(z.scalar_type() == at::kDouble ? at::kDouble : at::kFloat));
-  cuda_glue::check_launch("cross-entropy", launch_xent(z.mutable_data_ptr(), element_of(z), z.size(0), z.size(1),
+  cuda_glue::check_launch("cross-entropy", launch_xent(z.mutable_data_ptr(), element_of(z.scalar_type(), "cross-entropy"), z.size(0), z.size(1),
                                                        z.stride(0), yc.const_data_ptr<int64_t>(), ignore_index, s, g,
                                                        counted.defined() ? counted.const_data_ptr<int64_t>() : nullptr,
                                                        grad, loss.mutable_data_ptr(), cuda_glue::stream_of(z)));
@@ -160,7 +155,7 @@ void scale_unless_one_(at::Tensor& x, const at::Tensor& g) {
   if (x.is_cuda() && x.is_contiguous() && fused_dtype(x) && g.device() == x.device()) {
     const c10::cuda::CUDAGuard guard(x.device());
     const auto gx = g.to(x.scalar_type()).contiguous();  // freed after the launch: reused only in stream order
-    cuda_glue::check_launch("scale_unless_one_", launch_scale_unless_one(x.mutable_data_ptr(), element_of(x), x.numel(),
+    cuda_glue::check_launch("scale_unless_one_", launch_scale_unless_one(x.mutable_data_ptr(), element_of(x.scalar_type(), "scale_unless_one_"), x.numel(),
                                                                          gx.const_data_ptr(), cuda_glue::stream_of(x)));
     return;
   }

@@ -4,9 +4,9 @@
 #pragma once
 #include <cstdint>
 
-namespace ember::xent {
+#include "kernels/element.h"
 
-enum class Element { f32, f64, bf16 };
+namespace ember::xent {
 
 // One block per row of z [rows, V] (row stride ld): loss[r] = CE at scale s (fp64 for f64 z, fp32
 // otherwise; NaN for a row holding a non-finite logit); with grad, z becomes
