@@ -57,6 +57,7 @@ int main(int argc, char** argv) {
   ember::cli::register_launch(app);
   ember::cli::register_sweep(app);
   ember::cli::register_report(app);
+  ember::cli::register_ladder(app);
   ember::cli::register_export(app);
   ember::cli::register_import(app);
   if (const auto unknown = unknown_command(app, argc, argv); !unknown.empty()) {

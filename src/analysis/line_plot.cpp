@@ -85,7 +85,7 @@ void write_line_chart(const std::filesystem::path& figure, const LineChart& char
     if (s.line) plline(static_cast<PLINT>(s.x.size()), s.x.data(), s.y.data());
     pllsty(1);
     plschr(0.0, 0.8);
-    plstring(static_cast<PLINT>(s.x.size()), s.x.data(), s.y.data(), st.marker);
+    if (s.markers) plstring(static_cast<PLINT>(s.x.size()), s.x.data(), s.y.data(), st.marker);
     plschr(0.0, 1.0);
     plwidth(1.0);
   }

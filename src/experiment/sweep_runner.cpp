@@ -186,7 +186,7 @@ void run_sweep(const SweepSpec& spec, const std::vector<SweepMember>& members, c
     if (outcomes[i] == MemberOutcome::interrupted)
       unfinished.push_back(chosen[i].name), outcome_of[chosen[i].name] = "unfinished";
   }
-  if (options.member < 0) report_sweep(spec, members, outcome_of);
+  if (options.member < 0 && options.report) report_sweep(spec, members, outcome_of);
   if (!failed.empty())
     throw Error(fmt::format("sweep: {} member(s) failed: {}", failed.size(), fmt::join(failed, ", ")));
   if (!unfinished.empty())
@@ -204,19 +204,21 @@ std::string shell_quote(const std::string& s) {
 }
 
 fs::path write_slurm_array(const SweepSpec& spec, const std::string& sweep_file, size_t members,
-                           const std::vector<std::string>& sbatch_options, const SweepRunOptions& options) {
+                           const std::vector<std::string>& sbatch_options, const SweepRunOptions& options,
+                           const std::string& subcommand) {
   if (members == 0) throw UsageError("sweep: --emit slurm: the sweep has no members");
   fs::create_directories(fs::path(spec.out) / "logs");
   const auto script = fs::path(spec.out) / "sweep.sbatch";
   const auto exe = options.executable.empty() ? self_executable() : options.executable;
   std::string text = fmt::format(
-      "#!/bin/bash\n# Written by `ember sweep {0} --emit slurm`: one array task per member. Submit with\n"
-      "#   sbatch {1}\n# then, when every task is done: ember sweep {0}   (writes the report; nothing is retrained)\n"
-      "#SBATCH --job-name=ember-sweep\n#SBATCH --array=0-{2}\n#SBATCH --output={3}/logs/slurm_%a.out\n",
-      shell_quote(sweep_file), shell_quote(script.string()), members - 1, fs::absolute(spec.out).string());
+      "#!/bin/bash\n# Written by `ember {4} {0} --emit slurm`: one array task per member. Submit with\n"
+      "#   sbatch {1}\n# then, when every task is done: ember {4} {0}   (writes the report; nothing is retrained)\n"
+      "#SBATCH --job-name=ember-{5}\n#SBATCH --array=0-{2}\n#SBATCH --output={3}/logs/slurm_%a.out\n",
+      shell_quote(sweep_file), shell_quote(script.string()), members - 1, fs::absolute(spec.out).string(), subcommand,
+      subcommand.substr(0, subcommand.find(' ')));
   for (const auto& o : sbatch_options) text += "#SBATCH " + o + "\n";
-  text += fmt::format("cd {}\nexec {} sweep {} --member \"$SLURM_ARRAY_TASK_ID\"{}\n",
-                      shell_quote(fs::current_path().string()), shell_quote(exe), shell_quote(sweep_file),
+  text += fmt::format("cd {}\nexec {} {} {} --member \"$SLURM_ARRAY_TASK_ID\"{}\n",
+                      shell_quote(fs::current_path().string()), shell_quote(exe), subcommand, shell_quote(sweep_file),
                       options.launch > 0 ? fmt::format(" --launch {}", options.launch) : "");
   write_file_atomic(script, text);
   return script;

@@ -6,112 +6,26 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <limits>
 #include <set>
 
 #include "ember/run/run_config.h"
 #include "ember/util/error.h"
-#include "ember/util/suggest.h"
 
 namespace ember {
 namespace {
 
-class SweepReader {
- public:
-  explicit SweepReader(std::string file) : file_(std::move(file)) {}
-
-  [[noreturn]] void fail(const std::string& key, const std::string& what) const {
-    throw ConfigError(file_ + ": " + key + ": " + what);
-  }
-
-  std::string scalar(const YAML::Node& n, const std::string& key) const {
-    if (!n.IsScalar()) fail(key, "expected a single value");
-    return n.Scalar();
-  }
-
-  std::vector<std::string> strings(const YAML::Node& n, const std::string& key) const {
-    if (n.IsScalar()) return {n.Scalar()};
-    if (!n.IsSequence()) fail(key, "expected a list");
-    std::vector<std::string> out;
-    for (size_t i = 0; i < n.size(); ++i) out.push_back(scalar(n[i], key + "[" + std::to_string(i) + "]"));
-    return out;
-  }
-
-  // A map of dotted keys to values, as --set overrides ("key=value"; a list becomes [a, b]).
-  std::vector<std::string> overrides(const YAML::Node& n, const std::string& key) const {
-    if (!n.IsMap()) fail(key, "expected a map of config keys to values, e.g. {train.steps: 300}");
-    std::vector<std::string> out;
-    for (const auto& kv : n) out.push_back(kv.first.Scalar() + "=" + value_text(kv.second));
-    return out;
-  }
-
-  static std::string value_text(const YAML::Node& n) {
-    if (n.IsScalar()) return n.Scalar();
-    YAML::Emitter e;
-    e << YAML::Flow << n;
-    return e.c_str();
-  }
-
-  void only(const YAML::Node& map, const std::string& where, const std::vector<std::string>& keys) const {
-    for (const auto& kv : map) {
-      const auto key = kv.first.Scalar();
-      if (std::find(keys.begin(), keys.end(), key) != keys.end()) continue;
-      const auto near = closest_match(key, keys);
-      fail(where + key, "unknown key" + (near.empty() ? "" : " (did you mean '" + near + "'?)"));
-    }
-  }
-
- private:
-  std::string file_;
-};
-
-// Characters safe in a directory name; everything else becomes '-'.
-std::string safe_name(const std::string& text) {
-  std::string out;
-  for (char c : text) out += std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_' ? c : '-';
-  return out;
-}
-
-// A whole integer >= lowest, or a ConfigError naming the key ("1.5", "2x", "many" are not).
-int64_t integer_at(const SweepReader& r, const std::string& text, const std::string& key, int64_t lowest) {
-  size_t used = 0;
-  int64_t v = 0;
-  try {
-    v = std::stoll(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != text.size()) r.fail(key, "'" + text + "' is not an integer");
-  if (v < lowest) r.fail(key, "must be >= " + std::to_string(lowest) + ", got " + text);
-  return v;
-}
-
-void read_grid(const SweepReader& r, const YAML::Node& grid, SweepSpec& spec) {
+void read_grid(const SpecReader& r, const YAML::Node& grid, SweepSpec& spec) {
   if (!grid.IsMap()) r.fail("grid", "expected a map of config keys to lists of values");
   for (const auto& kv : grid) {
     const auto key = kv.first.Scalar();
     if (!kv.second.IsSequence() || kv.second.size() == 0) r.fail("grid." + key, "expected a non-empty list of values");
     std::vector<std::string> values;
-    for (const auto& v : kv.second) values.push_back(SweepReader::value_text(v));
+    for (const auto& v : kv.second) values.push_back(SpecReader::value_text(v));
     spec.grid.emplace_back(key, values);
   }
 }
 
-void read_members(const SweepReader& r, const YAML::Node& members, SweepSpec& spec) {
-  if (!members.IsSequence()) r.fail("members", "expected a list of {name, configs, set}");
-  for (size_t i = 0; i < members.size(); ++i) {
-    const auto& m = members[i];
-    const std::string where = "members[" + std::to_string(i) + "]";
-    if (!m.IsMap() || !m["name"]) r.fail(where, "expected a map with a name");
-    r.only(m, where + ".", {"name", "configs", "set"});
-    SweepSpec::Listed listed{r.scalar(m["name"], where + ".name"), {}, {}};
-    if (m["configs"]) listed.configs = r.strings(m["configs"], where + ".configs");
-    if (m["set"]) listed.overrides = r.overrides(m["set"], where + ".set");
-    spec.listed.push_back(std::move(listed));
-  }
-}
-
-void read_tasks(const SweepReader& r, const YAML::Node& tasks, SweepSpec& spec) {
+void read_tasks(const SpecReader& r, const YAML::Node& tasks, SweepSpec& spec) {
   if (!tasks.IsSequence()) r.fail("tasks", "expected a list of {name, kind, file, limit}");
   for (size_t i = 0; i < tasks.size(); ++i) {
     const auto& t = tasks[i];
@@ -123,7 +37,7 @@ void read_tasks(const SweepReader& r, const YAML::Node& tasks, SweepSpec& spec) 
     if (!enum_from_name(kind, task.kind))
       r.fail(where + ".kind", "unknown task kind '" + kind + "' (kinds: " + fmt::format("{}", fmt::join(enum_spellings<TaskKind>(), ", ")) + ")");
     if (!std::filesystem::is_regular_file(task.file)) r.fail(where + ".file", "'" + task.file + "' not found");
-    if (t["limit"]) task.limit = integer_at(r, r.scalar(t["limit"], where + ".limit"), where + ".limit", 0);
+    if (t["limit"]) task.limit = r.integer(t["limit"], where + ".limit", 0);
     spec.tasks.push_back(std::move(task));
   }
 }
@@ -131,15 +45,8 @@ void read_tasks(const SweepReader& r, const YAML::Node& tasks, SweepSpec& spec) 
 }  // namespace
 
 SweepSpec load_sweep(const std::string& path) {
-  if (!std::filesystem::is_regular_file(path)) throw UsageError("sweep file '" + path + "' not found");
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::Exception& e) {
-    throw ConfigError(path + ": not valid YAML: " + e.what());
-  }
-  SweepReader r(path);
-  if (!root.IsMap()) r.fail("(top level)", "expected a map");
+  const YAML::Node root = load_spec_file(path, "sweep");
+  SpecReader r(path);
   r.only(root, "", {"out", "configs", "set", "grid", "members", "seeds", "baseline", "evals", "eval_batches", "tasks"});
   SweepSpec spec;
   spec.file = path;
@@ -148,14 +55,9 @@ SweepSpec load_sweep(const std::string& path) {
   if (root["configs"]) spec.configs = r.strings(root["configs"], "configs");
   if (root["set"]) spec.overrides = r.overrides(root["set"], "set");
   if (root["grid"]) read_grid(r, root["grid"], spec);
-  if (root["members"]) read_members(r, root["members"], spec);
+  if (root["members"]) spec.listed = read_listed_members(r, root["members"]);
   if (spec.grid.empty() && spec.listed.empty()) r.fail("grid", "a sweep needs a grid, a list of members, or both");
-  if (root["seeds"])
-    for (const auto& s : r.strings(root["seeds"], "seeds")) {
-      spec.seeds.push_back(integer_at(r, s, "seeds", std::numeric_limits<int64_t>::min()));
-      if (std::count(spec.seeds.begin(), spec.seeds.end(), spec.seeds.back()) > 1)
-        r.fail("seeds", "seed " + s + " is listed twice");
-    }
+  if (root["seeds"]) spec.seeds = read_seeds(r, root["seeds"]);
   if (root["baseline"]) spec.baseline = safe_name(r.scalar(root["baseline"], "baseline"));  // as members are named
   if (root["evals"])
     for (const auto& e : r.strings(root["evals"], "evals")) {
@@ -167,7 +69,7 @@ SweepSpec load_sweep(const std::string& path) {
         r.fail("evals", "unknown evaluation '" + e + "' (evaluations: perplexity, buckets, capacity)");
     }
   if (root["eval_batches"])
-    spec.eval_batches = integer_at(r, r.scalar(root["eval_batches"], "eval_batches"), "eval_batches", 0);
+    spec.eval_batches = r.integer(root["eval_batches"], "eval_batches", 0);
   if (root["tasks"]) read_tasks(r, root["tasks"], spec);
   return spec;
 }

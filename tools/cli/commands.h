@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "ember/experiment/sweep_runner.h"
 #include "ember/train/device_choice.h"  // resolve_device, for every --device
 
 namespace ember::cli {
@@ -50,8 +51,23 @@ void register_capacity(CLI::App& app);
 void register_launch(CLI::App& app);
 void register_sweep(CLI::App& app);
 void register_report(CLI::App& app);
+void register_ladder(CLI::App& app);  // ember ladder plan|run|report
 void register_export(CLI::App& app);  // ember export hf
 void register_import(CLI::App& app);  // ember import hf
+
+// How `ember sweep` and `ember ladder run` run their members (experiment/sweep_runner.h): --parallel,
+// --member, --launch, --emit slurm, --sbatch-option, --dry-run; `unit` names a member in the help.
+enum class SweepEmit { none, slurm };
+struct SweepRunArgs {
+  std::string file;
+  SweepRunOptions options;
+  SweepEmit emit = SweepEmit::none;
+  std::vector<std::string> sbatch_options;
+  bool dry_run = false;
+};
+void add_sweep_run_options(CLI::App& cmd, SweepRunArgs& args, const std::string& unit);
+// --dry-run: "[i] name: the training command", one line per member.
+void print_sweep_commands(const SweepSpec& spec, const std::vector<SweepMember>& members, const SweepRunOptions& options);
 
 // `ember capacity simulate` and `ember capacity fit`, registered under `capacity`.
 void add_capacity_simulate(CLI::App& capacity);

@@ -13,17 +13,25 @@
 namespace ember::cli {
 namespace {
 
-enum class Emit { none, slurm };
+void run(const SweepRunArgs& args) {
+  const auto spec = load_sweep(args.file);
+  const auto members = sweep_members(spec);
+  check_sweep_members(members);
+  if (args.emit == SweepEmit::slurm) {
+    const auto script = write_slurm_array(spec, args.file, members.size(), args.sbatch_options, args.options);
+    std::cout << fmt::format("wrote {} ({} members); submit it with: sbatch {}\n", script.string(), members.size(),
+                             script.string());
+    return;
+  }
+  if (args.dry_run) return print_sweep_commands(spec, members, args.options);
+  std::signal(SIGINT, request_sweep_stop);  // the trainers checkpoint; a kill of the sweep alone is passed on
+  std::signal(SIGTERM, request_sweep_stop);
+  run_sweep(spec, members, args.options);
+}
 
-struct SweepArgs {
-  std::string file;
-  SweepRunOptions options;
-  Emit emit = Emit::none;
-  std::vector<std::string> sbatch_options;
-  bool dry_run = false;
-};
+}  // namespace
 
-void print_commands(const SweepSpec& spec, const std::vector<SweepMember>& members, const SweepRunOptions& options) {
+void print_sweep_commands(const SweepSpec& spec, const std::vector<SweepMember>& members, const SweepRunOptions& options) {
   const SweepRunner runner(spec, options);
   for (size_t i = 0; i < members.size(); ++i) {
     std::vector<std::string> quoted;
@@ -32,23 +40,20 @@ void print_commands(const SweepSpec& spec, const std::vector<SweepMember>& membe
   }
 }
 
-void run(const SweepArgs& args) {
-  const auto spec = load_sweep(args.file);
-  const auto members = sweep_members(spec);
-  check_sweep_members(members);
-  if (args.emit == Emit::slurm) {
-    const auto script = write_slurm_array(spec, args.file, members.size(), args.sbatch_options, args.options);
-    std::cout << fmt::format("wrote {} ({} members); submit it with: sbatch {}\n", script.string(), members.size(),
-                             script.string());
-    return;
-  }
-  if (args.dry_run) return print_commands(spec, members, args.options);
-  std::signal(SIGINT, request_sweep_stop);  // the trainers checkpoint; a kill of the sweep alone is passed on
-  std::signal(SIGTERM, request_sweep_stop);
-  run_sweep(spec, members, args.options);
+void add_sweep_run_options(CLI::App& cmd, SweepRunArgs& args, const std::string& unit) {
+  cmd.add_option("--parallel", args.options.parallel, "Runs trained at once (CPU threads split between them)")
+      ->check(kPositive);
+  cmd.add_option("--member", args.options.member,
+                 "Run only " + unit + " I (0-based, as --dry-run numbers them; what each array task of --emit slurm runs)")
+      ->check(kNonNegative);
+  cmd.add_option("--launch", args.options.launch,
+                 "Train each " + unit + " data-parallel as `ember launch -n N -- ember train ...` (N ranks here)")
+      ->check(kPositive);
+  cmd.add_option("--emit", args.emit, "Write <out>/sweep.sbatch, a Slurm array with one task per " + unit + ", and stop")
+      ->transform(CLI::CheckedTransformer(std::map<std::string, SweepEmit>{{"slurm", SweepEmit::slurm}}));
+  cmd.add_option("--sbatch-option", args.sbatch_options, "An #SBATCH line for --emit slurm (repeatable)");
+  cmd.add_flag("--dry-run", args.dry_run, "Print each " + unit + "'s training command and stop");
 }
-
-}  // namespace
 
 void register_sweep(CLI::App& app) {
   auto* cmd = app.add_subcommand("sweep", "Train and evaluate every member of a sweep file, then write its report");
@@ -61,21 +66,10 @@ void register_sweep(CLI::App& app) {
       "  ember sweep configs/sweeps/leviathan-1.2b.yaml --emit slurm --sbatch-option=--gres=gpu:1\n"
       "A complete member (its eval.json exists) is skipped; an interrupted one resumes from its last\n"
       "checkpoint. Runs go to <out>/<member>; the report to <out>/report.md and report.csv.");
-  auto args = std::make_shared<SweepArgs>();
+  auto args = std::make_shared<SweepRunArgs>();
   cmd->add_option("sweep", args->file, "Sweep file (YAML: out, configs, set, grid, members, seeds, baseline, evals)")
       ->required();
-  cmd->add_option("--parallel", args->options.parallel, "Members trained at once (CPU threads split between them)")
-      ->check(kPositive);
-  cmd->add_option("--member", args->options.member,
-                  "Run only member I (0-based; what each array task of --emit slurm runs)")
-      ->check(kNonNegative);
-  cmd->add_option("--launch", args->options.launch,
-                  "Train each member data-parallel as `ember launch -n N -- ember train ...` (N ranks here)")
-      ->check(kPositive);
-  cmd->add_option("--emit", args->emit, "Write <out>/sweep.sbatch, a Slurm array with one task per member, and stop")
-      ->transform(CLI::CheckedTransformer(std::map<std::string, Emit>{{"slurm", Emit::slurm}}));
-  cmd->add_option("--sbatch-option", args->sbatch_options, "An #SBATCH line for --emit slurm (repeatable)");
-  cmd->add_flag("--dry-run", args->dry_run, "Print each member's training command and stop");
+  add_sweep_run_options(*cmd, *args, "member");
   cmd->callback([args] { run(*args); });
 }
 

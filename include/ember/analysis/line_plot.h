@@ -16,6 +16,7 @@ struct LineSeries {
   bool dashed = false;
   bool line = true;  // false: markers only
   int marker = -1;   // index into the marker set; -1: the series' position
+  bool markers = true;  // false: the line alone (a fitted curve drawn through many points)
 };
 
 struct LineChart {

@@ -19,6 +19,7 @@ struct SweepRunOptions {
   int64_t launch = 0;    // > 0: each member on that many data-parallel ranks (ember launch)
   int64_t member = -1;   // >= 0: run only that member (0-based; a Slurm array task) and write no report
   std::string executable;  // the ember binary the children run (empty: this process's own)
+  bool report = true;      // write the sweep's report at the end (a ladder writes its own)
 };
 
 enum class MemberOutcome { done, failed, interrupted };
@@ -61,10 +62,11 @@ void report_sweep(const SweepSpec& spec, const std::vector<SweepMember>& members
 void run_sweep(const SweepSpec& spec, const std::vector<SweepMember>& members, const SweepRunOptions& options);
 
 // <out>/sweep.sbatch: a Slurm array with one task per member, each running
-// `ember sweep FILE --member $SLURM_ARRAY_TASK_ID`; `sbatch_options` become #SBATCH lines.
+// `ember <subcommand> FILE --member $SLURM_ARRAY_TASK_ID`; `sbatch_options` become #SBATCH lines.
 // Returns its path.
 std::filesystem::path write_slurm_array(const SweepSpec& spec, const std::string& sweep_file, size_t members,
-                                        const std::vector<std::string>& sbatch_options, const SweepRunOptions& options);
+                                        const std::vector<std::string>& sbatch_options, const SweepRunOptions& options,
+                                        const std::string& subcommand = "sweep");
 
 // `s` as one word for a POSIX shell (single-quoted unless it is made of safe characters only).
 std::string shell_quote(const std::string& s);

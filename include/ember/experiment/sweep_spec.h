@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ember/eval/task_kind.h"
+#include "ember/experiment/spec_reader.h"
 
 namespace ember {
 
@@ -24,10 +25,7 @@ struct SweepSpec {
   std::vector<std::string> configs;    // base config files, merged in order
   std::vector<std::string> overrides;  // "key=value" for every member
   std::vector<std::pair<std::string, std::vector<std::string>>> grid;  // key -> values, in file order
-  struct Listed {
-    std::string name;
-    std::vector<std::string> configs, overrides;
-  };
+  using Listed = ListedMember;
   std::vector<Listed> listed;  // members named one by one
   std::vector<int64_t> seeds;  // empty: the config's train.seed
   std::string baseline;        // a member (group) name; empty: the first
