@@ -81,3 +81,9 @@ expect_error "kind.yaml: member 'untied' at size 'd16l1'" "$EMBER" ladder run ki
 expect_error "ladder file 'none.yaml' not found" "$EMBER" ladder report none.yaml
 sed 's/^out: lad/out: empty/' l.yaml >empty.yaml
 expect_error "ladder report: no member has finished runs at 3 sizes" "$EMBER" ladder report empty.yaml
+# The shipped ladder files stay valid: every run's config resolves (from the repository root, as
+# their comments run them; no data needed to plan).
+for f in "$EMBER_SOURCE_DIR"/configs/ladders/*.yaml "$EMBER_SOURCE_DIR"/experiments/ladder-cpu/ladder.yaml; do
+  (cd "$EMBER_SOURCE_DIR" && "$EMBER" ladder plan "$f" --json) >shipped.json 2>shipped.err \
+    || { cat shipped.err >&2; fail "the shipped ladder $f does not plan"; }
+done
