@@ -68,7 +68,6 @@ void write_cosine_histogram(const std::filesystem::path& png, const std::vector<
     if (s.counts.empty() || s.counts.size() != series.front().counts.size())
       throw UsageError("--plot: no histogram for " + s.label + " (the Gram-identity mode has none)");
 #ifdef EMBER_HAVE_PLPLOT
-  const int64_t bins = static_cast<int64_t>(series.front().counts.size());
   View v = choose_view(series);
   std::vector<std::vector<double>> xs(series.size()), ys(series.size());
   for (size_t i = 0; i < series.size(); ++i) {

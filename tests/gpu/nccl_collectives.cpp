@@ -25,7 +25,9 @@ bool check(bool ok, const std::string& what, int rank) {
 bool run_rank(int rank, int world, int port) {
   ember::DistEnv env;
   env.rank = rank, env.world = world, env.local_rank = rank, env.local_world = world, env.master_port = port;
-  auto comm = ember::Communicator::connect(env, ember::Backend::nccl, {.timeout = std::chrono::seconds(120)});
+  ember::ConnectOptions connect;
+  connect.timeout = std::chrono::seconds(120);
+  auto comm = ember::Communicator::connect(env, ember::Backend::nccl, connect);
   const auto on_gpu = at::TensorOptions().dtype(at::kFloat).device(at::kCUDA, rank);
   const double ranks_sum = world * (world + 1) / 2.0;  // sum of (rank + 1)
   bool ok = check(comm->backend_name() == "nccl", "backend is " + comm->backend_name(), rank);
