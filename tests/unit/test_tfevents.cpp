@@ -17,7 +17,7 @@ TEST(TfEvents, Crc32cCheckValues) {
 }
 
 TEST(TfEvents, RecordsAreFramedWithMaskedChecksums) {
-  const auto dir = ember::testing::scratch_dir("tfevents");
+  const auto dir = ember::testing::scratch_dir("tfevents", "records");
   std::filesystem::path file;
   {
     ember::EventFileWriter w(dir / "tb");
