@@ -6,11 +6,13 @@
 # estimate, made for the GPU's stacked projections, counts once).
 # Also: the estimate's totals add up, ZeRO-1 divides the optimizer state, full checkpointing
 # lowers the activations, and the paper-scale configs fit an 80 GB device by the estimate.
+# At d_model 128 (measured 295 MB against 282 estimated in fp32, 190 against 163 under bf16): at 256
+# the bf16 run alone took 41 s of the suite on a CPU without bf16 instructions.
 source "$(dirname "$0")/lib_common.sh"
 mkdir -p data
 make_synthetic data 64 200000 20000 >/dev/null
 cat >m.yaml <<YAML
-model: {vocab_size: 64, d_model: 256, n_layers: 4, n_heads: 4, max_seq_len: 256, mlp: {d_ff: 768}}
+model: {vocab_size: 64, d_model: 128, n_layers: 4, n_heads: 4, max_seq_len: 256, mlp: {d_ff: 384}}
 data: {train: [data/train_*.bin], val: [data/val_*.bin]}
 train: {steps: 1, micro_batch: 1, seq_len: 256, seed: 1, threads: 2}
 optim: {warmup_steps: 0}
@@ -73,13 +75,13 @@ done
 # (SDPA's memory is linear in T), bf16 autocast copies of the weights, the device it is compared with.
 "$EMBER" inspect m.yaml --memory --seq-len 128 --json >t2.json
 "$EMBER" inspect m.yaml --memory --precision bf16 --json >bf.json
-"$EMBER" inspect m.yaml --memory --device-gb 0.05 --json >small.json
+"$EMBER" inspect m.yaml --memory --device-gb 0.01 --json >small.json
 "$PY" - <<'PY' || fail "--seq-len, --precision or --device-gb"
 import json
 e1, t2, bf, small = (json.load(open(f))["memory"] for f in ("e1.json", "t2.json", "bf.json", "small.json"))
 assert t2["seq_len"] == 128 and abs(2 * t2["activations"] / e1["activations"] - 1) < 1e-9, (t2, e1)
 assert bf["precision"] == "bf16" and bf["autocast_copies"] > 0 and bf["activations"] < e1["activations"], bf
-assert small["device_gb"] == 0.05 and small["fits"] is False and e1["fits"] is True, small
+assert small["device_gb"] == 0.01 and small["fits"] is False and e1["fits"] is True, small
 PY
-"$EMBER" inspect m.yaml --memory --device-gb 0.05 | grep -q "does NOT fit a device of 0.05 GB" || fail "--device-gb in the table"
+"$EMBER" inspect m.yaml --memory --device-gb 0.01 | grep -q "does NOT fit a device of 0.01 GB" || fail "--device-gb in the table"
 echo "the memory estimate tracks the measurement"
