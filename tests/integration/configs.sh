@@ -40,15 +40,16 @@ import json, yaml
 assert json.load(open('resolved.json')) == yaml.safe_load(open('resolved.yaml'))" || fail "config --json differs from the YAML"
 for scale in cpu:0 440m:439.7 760m:766.8 1.3b:1308.7; do
   name=${scale%%:*}; want=${scale#*:}
-  for overlay in uniform linear cosine sigmoid wider_early wider_middle wider_late; do
-    "$EMBER" inspect -c "$CONFIGS/tapered/$name.yaml" "$CONFIGS/tapered/$overlay.yaml" --json >"$name.$overlay.json" \
-      || fail "tapered/$name.yaml + $overlay.yaml does not validate"
-  done
-  "$PY" - "$name" "$want" <<'PY' || fail "tapered $name: budgets differ or size is off"
+  overlays="uniform linear cosine sigmoid wider_early wider_middle wider_late"
+  # One inspect of every overlay over the scale: a JSON list in the files' order.
+  "$EMBER" inspect -c "$CONFIGS/tapered/$name.yaml" $(for o in $overlays; do echo "$CONFIGS/tapered/$o.yaml"; done) \
+    --json >"$name.json" || fail "tapered/$name.yaml with one of its overlays does not validate"
+  "$PY" - "$name" "$want" $overlays <<'PY' || fail "tapered $name: budgets differ or size is off"
 import json, sys
-name, want = sys.argv[1], float(sys.argv[2])
-runs = {o: json.load(open(f"{name}.{o}.json")) for o in
-        ["uniform", "linear", "cosine", "sigmoid", "wider_early", "wider_middle", "wider_late"]}
+name, want, overlays = sys.argv[1], float(sys.argv[2]), sys.argv[3:]
+models = json.load(open(f"{name}.json"))
+assert [m["config"].split("/")[-1] for m in models] == [f"{o}.yaml" for o in overlays], [m["config"] for m in models]
+runs = dict(zip(overlays, models))
 base = runs["uniform"]
 for o, r in runs.items():
     assert r["total_params"] == base["total_params"], (o, r["total_params"], base["total_params"])
@@ -75,14 +76,15 @@ export KINDS
 # Leviathan: every scale x embedding kind validates; the input sides of the ablation are parameter
 # matched to LEV, and untied adds exactly one V x D table to tied.
 for scale in cpu 200m 400m 1.2b; do
-  for kind in $KINDS; do
-    "$EMBER" inspect -c "$CONFIGS/leviathan/$scale.yaml" "$CONFIGS/leviathan/$kind.yaml" --json >"lev.$scale.$kind.json" \
-      || fail "leviathan/$scale.yaml + $kind.yaml does not validate"
-  done
+  "$EMBER" inspect -c "$CONFIGS/leviathan/$scale.yaml" $(for k in $KINDS; do echo "$CONFIGS/leviathan/$k.yaml"; done) \
+    --json >"lev.$scale.json" || fail "leviathan/$scale.yaml with one of its kinds does not validate"
   "$PY" - "$scale" <<'PY' || fail "leviathan $scale: parameter bookkeeping is off"
 import json, os, sys
 s = sys.argv[1]
-r = {k: json.load(open(f"lev.{s}.{k}.json")) for k in os.environ["KINDS"].split()}
+kinds = os.environ["KINDS"].split()
+models = json.load(open(f"lev.{s}.json"))
+assert [m["embedding_kind"] for m in models] == kinds, [m["embedding_kind"] for m in models]
+r = dict(zip(kinds, models))
 table = r["tied"]["embedding_params"]
 assert r["untied"]["total_params"] - r["tied"]["total_params"] == table
 lev = r["lev"]["embedding_params"]
@@ -105,13 +107,15 @@ print(s, "tied", r["tied"]["total_params"], "untied", r["untied"]["total_params"
 PY
 done
 # The BPE overlay of the CPU ablation: every kind validates and the generators match P_LEV.
-for kind in $KINDS; do
-  "$EMBER" inspect -c "$CONFIGS/leviathan/cpu.yaml" -c "$CONFIGS/leviathan/cpu_bpe.yaml" \
-    "$CONFIGS/leviathan/$kind.yaml" --json >"bpe.$kind.json" || fail "cpu_bpe.yaml + $kind.yaml does not validate"
-done
+"$EMBER" inspect -c "$CONFIGS/leviathan/cpu.yaml" -c "$CONFIGS/leviathan/cpu_bpe.yaml" \
+  $(for k in $KINDS; do echo "$CONFIGS/leviathan/$k.yaml"; done) --json >bpe.json \
+  || fail "cpu_bpe.yaml with one of the kinds does not validate"
 "$PY" - <<'PY' || fail "cpu_bpe: bookkeeping is off"
 import json, os
-r = {k: json.load(open(f"bpe.{k}.json")) for k in os.environ["KINDS"].split()}
+kinds = os.environ["KINDS"].split()
+models = json.load(open("bpe.json"))
+assert [m["embedding_kind"] for m in models] == kinds, [m["embedding_kind"] for m in models]
+r = dict(zip(kinds, models))
 assert all(x["vocab_size"] == 8192 for x in r.values())
 assert r["tied"]["embedding_params"] == 8192 * 128
 for k in ["flat_mlp", "factored_mlp", "lev"]:
@@ -142,6 +146,20 @@ expect_error "3 groups do not divide n_layers = 8" "$EMBER" inspect "$CONFIGS/ta
 # Two configs side by side.
 "$EMBER" inspect -c "$CONFIGS/tapered/cpu.yaml" "$CONFIGS/tapered/uniform.yaml" "$CONFIGS/tapered/cosine.yaml" >diff.txt
 grep -q "B - A" diff.txt && grep -q "total_params" diff.txt || fail "side-by-side inspect"
+# Three or more: a column each, the widths those of the JSON (cpu.json lists uniform, linear, cosine first).
+"$EMBER" inspect -c "$CONFIGS/tapered/cpu.yaml" "$CONFIGS/tapered/uniform.yaml" "$CONFIGS/tapered/linear.yaml" \
+  "$CONFIGS/tapered/cosine.yaml" >three.txt
+"$PY" - <<'PY' || { cat three.txt; fail "three configs side by side"; }
+import json
+lines = open("three.txt").read().splitlines()
+assert lines[2].startswith("M3 = ") and lines[2].endswith("cosine.yaml"), lines[:3]
+models = json.load(open("cpu.json"))[:3]
+rows = [l.split() for l in lines if l.split() and l.split()[0].isdigit()]
+assert len(rows) == len(models[0]["layers"]), rows
+for l, row in enumerate(rows):
+    assert [int(x) for x in row[1:]] == [m["layers"][l]["d_ff"] for m in models], (l, row)
+assert any(l.startswith("total_params") for l in lines), lines
+PY
 "$EMBER" inspect "$CONFIGS/leviathan/400m.yaml" -c "$CONFIGS/leviathan/albert.yaml" >albert.txt
 grep -q "vs P_LEV     1728640 (+4.86%); albert moves in steps of 201400" albert.txt \
   || fail "inspect does not show albert's match to P_LEV: $(grep -A1 embedding_params albert.txt)"

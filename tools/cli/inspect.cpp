@@ -13,7 +13,7 @@ namespace ember::cli {
 namespace {
 
 struct InspectArgs {
-  std::vector<std::string> configs;  // one model each (1 or 2)
+  std::vector<std::string> configs;  // one model each
   ConfigArgs common;                 // -c base files merged under each, --set applied to each
   bool json = false;
   bool memory = false;  // --memory: per-process training memory; 0 / "" below: the config's value
@@ -141,8 +141,31 @@ void print_diff(const nlohmann::json& a, const nlohmann::json& b) {
     }
 }
 
+// Three or more models: one column each, models named M1, M2, ... above the table.
+void print_columns(const std::vector<nlohmann::json>& models) {
+  for (size_t i = 0; i < models.size(); ++i)
+    std::cout << fmt::format("M{} = {}\n", i + 1, models[i]["config"].get<std::string>());
+  size_t layers = 0;
+  std::string header = fmt::format("{:<22}", "d_ff by layer");
+  for (size_t i = 0; i < models.size(); ++i) {
+    layers = std::max(layers, models[i]["layers"].size());
+    header += fmt::format(" {:>10}", fmt::format("M{}", i + 1));
+  }
+  std::cout << header << "\n";
+  for (size_t l = 0; l < layers; ++l) {
+    std::string row = fmt::format("{:<22}", l);
+    for (const auto& m : models)
+      row += fmt::format(" {:>10}", l < m["layers"].size() ? std::to_string(m["layers"][l]["d_ff"].get<int64_t>()) : "-");
+    std::cout << row << "\n";
+  }
+  for (const char* k : {"embedding_params", "body_params", "head_params", "total_params", "train_flops_per_token"}) {
+    std::string row = fmt::format("{:<22}", k);
+    for (const auto& m : models) row += fmt::format(" {:>10}", human(m[k].get<double>()));
+    std::cout << row << "\n";
+  }
+}
+
 void run_inspect(const InspectArgs& args) {
-  if (args.configs.size() > 2) throw UsageError("inspect: give one config, or two to compare");
   std::vector<nlohmann::json> models;
   for (const auto& f : args.configs) models.push_back(describe(f, args));
   if (args.json) {
@@ -151,24 +174,27 @@ void run_inspect(const InspectArgs& args) {
   }
   if (models.size() == 1)
     print_one(models[0]);
-  else
+  else if (models.size() == 2)
     print_diff(models[0], models[1]);
+  else
+    print_columns(models);
 }
 
 }  // namespace
 
 void register_inspect(CLI::App& app) {
   auto* cmd =
-      app.add_subcommand("inspect", "Per-layer widths, parameters and FLOPs of a config (or two, side by side)");
+      app.add_subcommand("inspect", "Per-layer widths, parameters and FLOPs of a config (or several, side by side)");
   cmd->footer(
       "Examples:\n"
       "  ember inspect configs/tiny.yaml\n"
       "  ember inspect configs/tapered/cpu.yaml --set model.mlp.taper.schedule=cosine --json\n"
       "  ember inspect -c configs/tapered/440m.yaml configs/tapered/uniform.yaml configs/tapered/cosine.yaml\n"
+      "  ember inspect -c configs/tapered/440m.yaml configs/tapered/{uniform,linear,cosine,sigmoid}.yaml --json\n"
       "  ember inspect configs/tapered/1.3b.yaml --memory --precision bf16 --zero 1 --world 8\n\n" +
       kinds_help());
   auto args = std::make_shared<InspectArgs>();
-  cmd->add_option("configs", args->configs, "Config file of a model; two files compare two models")->required();
+  cmd->add_option("configs", args->configs, "Config file of a model; two or more compare the models (two: with B - A)")->required();
   cmd->add_option("-c,--config", args->common.files, "Base config merged under each model's file")
       ->allow_extra_args(false);
   cmd->add_option("--set", args->common.overrides, "Override a key in every model, e.g. --set model.n_layers=12")
