@@ -138,6 +138,7 @@ bool bucket_bars(const Members& members, const fs::path& dir) {
   for (const auto& [name, runs] : members)
     if (ranges.empty())
       for (const auto& b : runs.front()->buckets) {
+        if (!std::isfinite(b.tokens)) return false;  // a summary without the buckets' sizes: no labels
         ranges.push_back(b.range);
         chart.categories.push_back(fmt::format("{} ({:.0f} tokens)", b.range, b.tokens));
       }

@@ -86,12 +86,16 @@ std::string shown(const Stat& s, const char* format, size_t n) {
 
 std::string percent(double change) { return std::isfinite(change) ? fmt::format("{:+.1f}%", change) : "n/a"; }
 
+}  // namespace
+
 std::string run_name(const fs::path& dir) {
   auto normal = dir.lexically_normal();
   return (normal.has_filename() ? normal : normal.parent_path()).filename().string();
 }
 
-}  // namespace
+std::string run_group(const fs::path& dir) {
+  return std::regex_replace(run_name(dir), std::regex("_seed-?[0-9]+$"), "");
+}
 
 Stat stat_of(const std::vector<double>& v) {
   Stat s;
@@ -112,7 +116,7 @@ RunResult read_run(const fs::path& dir) {
   const auto cfg = load_config({config_file.string()}, {});
   flatten(YAML::LoadFile(config_file.string()), "", r.settings);
   r.seed = cfg.train.seed;
-  r.group = std::regex_replace(run_name(dir), std::regex("_seed-?[0-9]+$"), "");
+  r.group = run_group(dir);
   r.params = static_cast<double>(summarize_model(cfg.model, cfg.train.seq_len).total_params);
   std::vector<double> rates;
   for (const auto& m : read_metrics(dir / "metrics.jsonl")) {
@@ -211,8 +215,8 @@ double metric_value(const RunResult& r, const std::string& metric) {
   if (metric == "val_loss") return r.val_loss;
   if (metric == "val_ppl") return r.val_ppl;
   if (metric == "train_loss") return r.train_loss;
-  if (metric == kInputMu || metric == kInputEpsilon)  // the exact capacity evaluation of the final input table
-    return r.cosine_histogram.empty() ? kMissing : metric == kInputMu ? r.capacity_mu : r.capacity_epsilon;
+  if (metric == kInputMu) return r.capacity_mu;  // the exact capacity evaluation of the final input table
+  if (metric == kInputEpsilon) return r.capacity_epsilon;
   for (const auto& b : r.buckets)
     if (bucket_metric(b.range) == metric) return b.perplexity;
   const auto task = r.tasks.find(metric);
@@ -227,7 +231,7 @@ std::vector<std::string> paired_metrics(const std::vector<RunResult>& runs, cons
         metrics.push_back(bucket_metric(b.range));
   metrics.insert(metrics.end(), tasks.begin(), tasks.end());
   metrics.push_back("train_loss");
-  if (std::any_of(runs.begin(), runs.end(), [](const RunResult& r) { return !r.cosine_histogram.empty(); }))
+  if (std::any_of(runs.begin(), runs.end(), [](const RunResult& r) { return std::isfinite(r.capacity_epsilon); }))
     metrics.insert(metrics.end(), {kInputMu, kInputEpsilon});
   return metrics;
 }

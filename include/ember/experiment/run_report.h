@@ -35,7 +35,7 @@ struct RunResult {
   std::vector<std::pair<double, double>> val_curve, train_curve;  // (tokens, loss)
   struct Bucket {
     std::string range;  // the frequency range, as ember eval prints it
-    double tokens = 0, perplexity = 0;
+    double tokens = 0, perplexity = 0;  // tokens: NaN when not known (a summary without it)
   };
   std::vector<Bucket> buckets;  // eval.json's frequency buckets, rarest first
   struct Epsilon {
@@ -44,12 +44,15 @@ struct RunResult {
   std::vector<Epsilon> epsilon_curve;     // eval.capacity_every records (sampled epsilon during training)
   bool tied = false;                      // the head is the input table (its epsilon is the input's)
   std::vector<int64_t> cosine_histogram;  // eval.json's capacity: the input embedding's pairwise cosines
-  double capacity_mu = 0, capacity_epsilon = 0;
+  double capacity_mu = kMissing, capacity_epsilon = kMissing;  // NaN when not evaluated
 };
 
 // Reads dir/config.yaml, metrics.jsonl and (when present) eval.json, the full evaluation a sweep
 // writes; otherwise the run's last logged evaluation. UsageError naming the file when one is missing.
 RunResult read_run(const std::filesystem::path& dir);
+
+std::string run_name(const std::filesystem::path& dir);   // the directory's last component
+std::string run_group(const std::filesystem::path& dir);  // run_name without a _seed<N> suffix
 
 struct Stat {
   double mean = 0, std = 0;  // std: sample standard deviation, 0 for one run
