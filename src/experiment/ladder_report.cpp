@@ -7,9 +7,12 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <sstream>
+#include <tuple>
 
 #include "ember/experiment/run_report.h"
 #include "ember/util/error.h"
+#include "ember/util/files.h"
 
 namespace ember {
 namespace {
@@ -99,7 +102,10 @@ LadderGap gap_at(const LadderReport& r, const std::vector<std::vector<PowerLaw>>
 
 }  // namespace
 
-LadderData read_ladder(const LadderSpec& spec, const LadderPlan& plan, std::vector<std::string>& missing) {
+namespace {
+
+// The ladder's members, sizes, baseline, N per size and target, without points.
+LadderData ladder_frame(const LadderSpec& spec, const LadderPlan& plan) {
   LadderData d;
   for (const auto& m : spec.members) d.members.push_back(m.name);
   for (const auto& s : spec.sizes) d.sizes.push_back(s.name);
@@ -109,6 +115,72 @@ LadderData read_ladder(const LadderSpec& spec, const LadderPlan& plan, std::vect
     if (e.member == plan.baseline) d.size_n[e.size] = e.n;
   d.target_n = plan.target_n, d.target = plan.target;
   d.count = spec.count == ParamCount::total ? "total" : "non-embedding";
+  return d;
+}
+
+using RunKey = std::tuple<std::string, std::string, int64_t>;  // member, size, seed
+
+// ladder_points.csv's losses by run, each row checked against the plan: a row of no planned run,
+// or whose N is not the plan's, is a UsageError naming the file and line.
+std::map<RunKey, double> points_by_run(const LadderSpec& spec, const LadderPlan& plan, const fs::path& file) {
+  std::map<RunKey, double> planned_n;
+  for (size_t i = 0; i < plan.runs.size(); ++i) {
+    const auto& e = plan.entries[plan.run_entry[i]];
+    planned_n[{spec.members[e.member].name, spec.sizes[e.size].name, plan.run_seed[i]}] = e.n;
+  }
+  std::istringstream in(read_text_file(file));
+  std::string line;
+  if (!std::getline(in, line) || line != "member,size,seed,n,loss")
+    throw UsageError("ladder report: " + file.string() + ":1: expected the header member,size,seed,n,loss");
+  std::map<RunKey, double> losses;
+  for (int number = 2; std::getline(in, line); ++number) {
+    const auto fail = [&](const std::string& what) {
+      throw UsageError(fmt::format("ladder report: {}:{}: {}", file.string(), number, what));
+    };
+    std::vector<std::string> cells;
+    std::istringstream row(line);
+    for (std::string cell; std::getline(row, cell, ',');) cells.push_back(cell);
+    if (cells.size() != 5) fail("expected 5 cells (member,size,seed,n,loss), got '" + line + "'");
+    int64_t seed = 0;
+    double n = 0, loss = 0;
+    try {
+      seed = std::stoll(cells[2]), n = std::stod(cells[3]), loss = std::stod(cells[4]);
+    } catch (const std::logic_error&) {
+      fail("expected numbers for seed, n and loss, got '" + line + "'");
+    }
+    const RunKey key{cells[0], cells[1], seed};
+    const auto planned = planned_n.find(key);
+    if (planned == planned_n.end())
+      fail(fmt::format("no run of the ladder is member '{}' at size '{}', seed {}", cells[0], cells[1], seed));
+    if (std::abs(n - planned->second) > 1e-9 * planned->second)
+      fail(
+          fmt::format("n {} is not the plan's {} (has the ladder or its configs changed?)", cells[3], planned->second));
+    losses[key] = loss;
+  }
+  return losses;
+}
+
+}  // namespace
+
+LadderData read_ladder_points(const LadderSpec& spec, const LadderPlan& plan, const fs::path& file,
+                              std::vector<std::string>& missing) {
+  if (!fs::is_regular_file(file)) throw UsageError("ladder report: points file '" + file.string() + "' not found");
+  const auto losses = points_by_run(spec, plan, file);
+  LadderData d = ladder_frame(spec, plan);
+  for (size_t i = 0; i < plan.runs.size(); ++i) {  // in the plan's order, as read_ladder
+    const auto& e = plan.entries[plan.run_entry[i]];
+    const auto loss = losses.find({spec.members[e.member].name, spec.sizes[e.size].name, plan.run_seed[i]});
+    if (loss == losses.end()) {
+      missing.push_back(plan.runs[i].name);
+      continue;
+    }
+    d.points.push_back({e.member, e.size, plan.run_seed[i], e.n, loss->second});
+  }
+  return d;
+}
+
+LadderData read_ladder(const LadderSpec& spec, const LadderPlan& plan, std::vector<std::string>& missing) {
+  LadderData d = ladder_frame(spec, plan);
   for (size_t i = 0; i < plan.runs.size(); ++i) {
     const auto dir = fs::path(spec.out) / plan.runs[i].name;
     if (!fs::is_regular_file(dir / "eval.json")) {

@@ -133,11 +133,12 @@ std::string ladder_gaps_csv(const LadderReport& r) {
   return csv;
 }
 
+// Exact (the shortest text that reads back as the same double): the points are what
+// `ember ladder report --points` rebuilds the report from.
 std::string ladder_points_csv(const LadderReport& r) {
   std::string csv = "member,size,seed,n,loss\n";
   for (const auto& p : r.data.points)
-    csv += fmt::format("{},{},{},{},{}\n", r.data.members[p.member], r.data.sizes[p.size], p.seed, csv_num(p.n),
-                       csv_num(p.loss));
+    csv += fmt::format("{},{},{},{},{}\n", r.data.members[p.member], r.data.sizes[p.size], p.seed, p.n, p.loss);
   return csv;
 }
 

@@ -1,6 +1,7 @@
 # ember ladder plan / run / report end to end on a synthetic corpus: two members at three sizes (one
 # a parameter target) with two seeds, steps from a fixed token budget; one run trained beforehand is
-# skipped (resumable); the report's files against the runs' eval.json; bad ladders fail naming the key.
+# skipped (resumable); the report's files against the runs' eval.json, and the same report from its
+# ladder_points.csv alone; bad ladders fail naming the key.
 source "$(dirname "$0")/lib_common.sh"
 mkdir -p data
 make_synthetic data 64 60000 6000 >/dev/null
@@ -67,6 +68,15 @@ PY
 cp lad/ladder_gaps.csv first.csv
 "$EMBER" ladder report l.yaml >/dev/null 2>&1 || fail "ladder report failed"
 diff -q first.csv lad/ladder_gaps.csv >/dev/null || fail "the report changed between two calls"
+# From the points alone (--points: no run directory read), the same report, byte for byte.
+"$EMBER" ladder report l.yaml --points lad/ladder_points.csv --out from_points >/dev/null 2>&1 \
+  || fail "ladder report --points failed"
+for f in ladder.md ladder_fits.csv ladder_gaps.csv ladder_points.csv; do
+  cmp "lad/$f" "from_points/$f" || fail "$f from the points differs from the one from the runs"
+done
+sed '3s/^tied,/wide,/' lad/ladder_points.csv >bad_points.csv
+expect_error "bad_points.csv:3: no run of the ladder is member 'wide' at size 'd16l1', seed 2" \
+  "$EMBER" ladder report l.yaml --points bad_points.csv --out bad_points
 rm lad/untied_big_seed2/eval.json
 "$EMBER" ladder report l.yaml --out again >again.md 2>again.err || { cat again.err >&2; fail "report with a run missing"; }
 grep -q "warning: 1 run(s) have no results (no eval.json) and are left out: untied_big_seed2" again.err \

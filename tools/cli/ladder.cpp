@@ -84,6 +84,7 @@ void plan_command(const PlanArgs& args) {
 
 struct ReportArgs {
   std::string file, out;
+  std::string points;     // a ladder_points.csv to read instead of the run directories
   int64_t bootstrap = 0;  // 0: the ladder file's
   double target = 0;      // 0: the ladder file's
   uint64_t seed = 0;
@@ -94,11 +95,14 @@ void report_command(const ReportArgs& args) {
   if (args.target > 0) spec.target_params = args.target, spec.target_config.clear();
   const auto plan = plan_ladder(spec);
   std::vector<std::string> missing;
-  const auto data = read_ladder(spec, plan, missing);
+  const auto data =
+      args.points.empty() ? read_ladder(spec, plan, missing) : read_ladder_points(spec, plan, args.points, missing);
   auto report = analyse_ladder(data, {args.bootstrap > 0 ? args.bootstrap : spec.bootstrap, args.seed, spec.huber_delta});
   if (!missing.empty())
-    report.warnings.insert(report.warnings.begin(), fmt::format("{} run(s) have no results (no eval.json) and are left "
-                                                                "out: {}", missing.size(), fmt::join(missing, ", ")));
+    report.warnings.insert(
+        report.warnings.begin(),
+        fmt::format("{} run(s) have no results ({}) and are left out: {}", missing.size(),
+                    args.points.empty() ? "no eval.json" : "not in " + args.points, fmt::join(missing, ", ")));
   for (const auto& w : report.warnings) std::cerr << "ladder: warning: " << w << "\n";
   const fs::path out = args.out.empty() ? fs::path(spec.out) : fs::path(args.out);
   write_ladder_report(report, out);
@@ -125,13 +129,13 @@ void run_command(const SweepRunArgs& args) {
     run_sweep(plan.sweep, plan.runs, options);  // throws naming failed or unfinished runs
   } catch (const Error&) {  // as a sweep does: the runs that finished still get their report
     if (options.member < 0) try {
-        report_command({args.file, "", 0, 0, 0});
+        report_command({args.file, "", "", 0, 0, 0});
       } catch (const Error& e) {
         std::cerr << "ladder: no report: " << e.what() << "\n";
       }
     throw;
   }
-  if (options.member < 0) report_command({args.file, "", 0, 0, 0});
+  if (options.member < 0) report_command({args.file, "", "", 0, 0, 0});
 }
 
 void add_plan(CLI::App& ladder) {
@@ -162,6 +166,8 @@ void add_report(CLI::App& ladder) {
   cmd->add_option("--target", args->target, "Parameters to extrapolate the gap to (default: the file's target)")
       ->check(kPositive);
   cmd->add_option("--seed", args->seed, "Seed of the bootstrap's resampling (default 0)");
+  cmd->add_option("--points", args->points,
+                  "Read the runs' losses from a report's ladder_points.csv instead of the run directories");
   cmd->callback([args] { report_command(*args); });
 }
 

@@ -28,6 +28,11 @@ struct LadderData {
 // The finished runs of a planned ladder (an eval.json in the run directory); the others are named in
 // `missing`.
 LadderData read_ladder(const LadderSpec& spec, const LadderPlan& plan, std::vector<std::string>& missing);
+// The same from a report's ladder_points.csv (ember ladder report --points) instead of the run
+// directories; a row of no planned run, or with another N than the plan's, is a UsageError naming
+// the file and line.
+LadderData read_ladder_points(const LadderSpec& spec, const LadderPlan& plan, const std::filesystem::path& file,
+                              std::vector<std::string>& missing);
 
 struct LadderFit {
   std::string member;
