@@ -10,6 +10,10 @@
 namespace ember {
 namespace {
 
+// Several tensors in and out, every input defined; gradients reach each input from the outputs a
+// gradient reached.
+using StreamFn = std::function<std::vector<at::Tensor>(const std::vector<at::Tensor>&)>;
+
 // The block to rerun, kept in the autograd context.
 struct Rerun : torch::CustomClassHolder {
   explicit Rerun(StreamFn f) : fn(std::move(f)) {}
@@ -54,9 +58,7 @@ struct Checkpoint : torch::autograd::Function<Checkpoint> {
   }
 };
 
-}  // namespace
-
-std::vector<at::Tensor> checkpointed(const StreamFn& fn, std::vector<at::Tensor> inputs) {
+std::vector<at::Tensor> checkpointed_tensors(const StreamFn& fn, std::vector<at::Tensor> inputs) {
   if (!at::GradMode::is_enabled()) return fn(inputs);  // evaluation: nothing to save
   // The graph hangs on the inputs: a first input that needs no gradient (a frozen embedding) gets a
   // leaf that does, so the block's parameters still receive theirs.
@@ -64,9 +66,21 @@ std::vector<at::Tensor> checkpointed(const StreamFn& fn, std::vector<at::Tensor>
   return Checkpoint::apply(at::TensorList(inputs), fn);
 }
 
+}  // namespace
+
+// fn by value in both: backward reruns it after the call has returned
 at::Tensor checkpointed(const BlockFn& fn, const at::Tensor& x) {
-  // fn by value: backward reruns it after this call has returned
-  return checkpointed([fn](const std::vector<at::Tensor>& in) { return std::vector<at::Tensor>{fn(in[0])}; }, {x})[0];
+  return checkpointed_tensors([fn](const std::vector<at::Tensor>& in) { return std::vector<at::Tensor>{fn(in[0])}; },
+                              {x})[0];
+}
+
+ResidualStream checkpointed(const StreamBlockFn& fn, const ResidualStream& stream) {
+  auto run = [fn](const std::vector<at::Tensor>& in) {
+    auto s = ResidualStream::of(in);
+    fn(s);
+    return s.tensors();
+  };
+  return ResidualStream::of(checkpointed_tensors(run, stream.tensors()));
 }
 
 }  // namespace ember

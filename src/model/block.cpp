@@ -6,7 +6,7 @@
 #include "ember/model/nonfinite_trace.h"
 
 #include <optional>
-#include <tuple>
+#include <utility>
 
 namespace ember {
 
@@ -18,41 +18,34 @@ Block::Block(const ModelConfig& cfg, int64_t layer, int64_t d_ff) {
   chain_ = make_feed_forward(*this, feed_forward_context(cfg, layer, feed_forward), mixer_mlp_budget(ctx, d_ff));
 }
 
-at::Tensor Block::forward(const at::Tensor& x, const Rope& rope, BlockTrace* trace, const ChainContext& context) {
-  if (!trace) {
-    const auto [stream, last] = forward_unadded(x, {}, rope, context);
-    return stream + last;
-  }
-  at::Tensor normed, mixed, h;  // h = x + mixed, added in the chain's first norm
-  {
-    TraceScope scope("mixer");
-    normed = mixer_norm_->forward(x);
-    mixed = mixer_->forward(normed, rope);
-  }
-  auto out = chain_->forward(x, mixed, context, nullptr, &h);
-  *trace = {x, mixed, h, out - h, normed};
-  return out;
+void Block::forward(ResidualStream& stream, const Rope& rope, const ChainContext& context, BlockTrace* trace) {
+  run(stream, rope, context, nullptr, trace);
 }
 
-std::pair<at::Tensor, at::Tensor> Block::forward_unadded(const at::Tensor& x, const at::Tensor& pending,
-                                                         const Rope& rope, const ChainContext& context) {
-  at::Tensor stream = x, normed, mixed;
-  {
-    TraceScope scope("mixer");
-    if (pending.defined()) {
-      std::optional<at::ScalarType> low;
-      if (mixer_->reads_input_through_projections() && autocast_enabled(x.device())) low = autocast_dtype(x.device());
-      std::tie(stream, normed) = mixer_norm_->add_forward(x, pending, low);
-    } else {
-      normed = mixer_norm_->forward(x);
-    }
-    mixed = mixer_->forward(normed, rope);
-  }
-  return chain_->forward_unadded(stream, mixed, context);
+at::Tensor Block::forward(const at::Tensor& x, const Rope& rope, const ChainContext& context) {
+  ResidualStream stream(x);
+  run(stream, rope, context, nullptr, nullptr);
+  return stream.sum();
 }
 
-at::Tensor Block::decode(const at::Tensor& x, const Rope& rope, BlockState& state, const ChainContext& context) {
-  return chain_->forward(x, mixer_->decode(mixer_norm_->forward(x), rope, state.mixer), context, &state.chain);
+void Block::decode(ResidualStream& stream, const Rope& rope, BlockState& state, const ChainContext& context) {
+  run(stream, rope, context, &state, nullptr);
+}
+
+void Block::run(ResidualStream& stream, const Rope& rope, const ChainContext& context, BlockState* decoding,
+                BlockTrace* trace) {
+  {
+    TraceScope scope("mixer");
+    const auto device = stream.stream().device();
+    std::optional<at::ScalarType> low;
+    if (mixer_->reads_input_through_projections() && autocast_enabled(device)) low = autocast_dtype(device);
+    const auto normed = stream.normed(*mixer_norm_, low);
+    auto mixed = decoding ? mixer_->decode(normed, rope, decoding->mixer) : mixer_->forward(normed, rope);
+    if (trace) *trace = {stream.stream(), mixed, stream.stream() + mixed, {}, normed};
+    stream.add(std::move(mixed));
+  }
+  chain_->forward(stream, context, decoding ? &decoding->chain : nullptr);
+  if (trace) trace->mlp_out = stream.sum() - trace->mlp_residual;
 }
 
 double Block::activation_bytes_per_token(int64_t elem) const {

@@ -41,9 +41,9 @@ at::Tensor decode_first_pass(const ModelParts& parts, const at::Tensor& ids, Cha
   at::Tensor stream;
   {
     at::NoGradGuard no_grad;
-    stream = parts.embedding.forward(ids);
-    for (size_t l = 0; l < parts.blocks.size(); ++l)
-      stream = parts.blocks[l]->decode(stream, parts.rope, state.first_pass[l]);
+    ResidualStream residual(parts.embedding.forward(ids));
+    for (size_t l = 0; l < parts.blocks.size(); ++l) parts.blocks[l]->decode(residual, parts.rope, state.first_pass[l]);
+    stream = residual.sum();
   }
   auto before = state.last_stream.defined() ? at::cat({state.last_stream, stream}, 1) : stream;
   auto targets = state.last_stream.defined() ? ids : ids.narrow(1, 1, ids.size(1) - 1);

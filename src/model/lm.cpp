@@ -3,7 +3,6 @@
 #include <ATen/record_function.h>
 
 #include <algorithm>
-#include <tuple>
 
 #include "ember/model/activation_checkpoint.h"
 #include "ember/model/embedding_registry.h"
@@ -33,32 +32,24 @@ at::Device LanguageModel::device() const { return final_norm_->parameters().fron
 
 at::Tensor LanguageModel::head_weight() const { return head_.defined() ? head_ : embedding_->tied_table(); }
 
-// Each block's last residual add is made in the next norm's pass (Block::forward_unadded), the last
-// block's in the final norm's; a checkpointed block reruns the same.
+// Each addition to the residual stream is made in the pass of the next norm (model/residual_stream.h),
+// the last block's in the final norm's; a checkpointed block keeps the stream and reruns the same.
 at::Tensor LanguageModel::hidden(const at::Tensor& ids) {
   const auto context = chain_context(parts(), ids);
-  auto x = [&] {
+  ResidualStream stream([&] {
     TraceScope scope("embedding");
     return embedding_->forward(ids);
-  }();
-  at::Tensor pending;
+  }());
   for (size_t l = 0; l < blocks_.size(); ++l) {
     Block* block = blocks_[l].get();
     TraceScope scope("layers", static_cast<int64_t>(l));
-    if (!recompute_.empty() && recompute_[l]) {
-      auto rerun = [block, this, context](const std::vector<at::Tensor>& in) {
-        const auto [stream, last] = block->forward_unadded(in[0], in.size() > 1 ? in[1] : at::Tensor(), rope_, context);
-        return std::vector<at::Tensor>{stream, last};
-      };
-      const auto out = checkpointed(rerun, pending.defined() ? std::vector<at::Tensor>{x, pending}
-                                                             : std::vector<at::Tensor>{x});
-      x = out[0], pending = out[1];
-    } else {
-      std::tie(x, pending) = block->forward_unadded(x, pending, rope_, context);
-    }
+    if (!recompute_.empty() && recompute_[l])
+      stream = checkpointed([block, this, context](ResidualStream& s) { block->forward(s, rope_, context); }, stream);
+    else
+      block->forward(stream, rope_, context);
   }
   TraceScope scope("final_norm");
-  return pending.defined() ? final_norm_->add_forward(x, pending).second : final_norm_->forward(x);
+  return stream.normed(*final_norm_);
 }
 
 ModelParts LanguageModel::parts() {
@@ -75,8 +66,8 @@ void LanguageModel::set_activation_checkpointing(ActivationCheckpointing mode, i
 std::vector<BlockTrace> LanguageModel::trace(const at::Tensor& ids) {
   std::vector<BlockTrace> traces(blocks_.size());
   const auto context = chain_context(parts(), ids);
-  auto x = embedding_->forward(ids);
-  for (size_t l = 0; l < blocks_.size(); ++l) x = blocks_[l]->forward(x, rope_, &traces[l], context);
+  ResidualStream stream(embedding_->forward(ids));
+  for (size_t l = 0; l < blocks_.size(); ++l) blocks_[l]->forward(stream, rope_, context, &traces[l]);
   return traces;
 }
 
@@ -85,10 +76,10 @@ at::Tensor LanguageModel::forward(const at::Tensor& ids) { return logits_of(hidd
 at::Tensor LanguageModel::decode(const at::Tensor& ids, DecodeState& state) {
   if (state.layers.empty()) state.layers.resize(blocks_.size());
   const auto context = chain_context_decode(parts(), ids, state.position, state.context);
-  auto x = embedding_->forward(ids);
-  for (size_t l = 0; l < blocks_.size(); ++l) x = blocks_[l]->decode(x, rope_, state.layers[l], context);
+  ResidualStream stream(embedding_->forward(ids));
+  for (size_t l = 0; l < blocks_.size(); ++l) blocks_[l]->decode(stream, rope_, state.layers[l], context);
   state.position += ids.size(1);
-  return logits_of(final_norm_->forward(x));
+  return logits_of(stream.normed(*final_norm_));
 }
 
 at::Tensor LanguageModel::logits_of(const at::Tensor& hidden) const {

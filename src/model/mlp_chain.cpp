@@ -4,7 +4,6 @@
 #include "ember/model/nonfinite_trace.h"
 
 #include <optional>
-#include <tuple>
 
 namespace ember {
 
@@ -17,33 +16,17 @@ MlpChain::MlpChain(torch::nn::Module& owner, const FeedForwardContext& ctx, cons
   }
 }
 
-at::Tensor MlpChain::forward(const at::Tensor& x, const at::Tensor& added, const ChainContext& context,
-                             std::unique_ptr<ChainState>* state, at::Tensor* stream) {
-  const auto [h, last] = forward_unadded(x, added, context, state, stream);
-  return h + last;
-}
-
-// Each residual add is fused into the next norm's pass (RMSNorm::add_forward); the last is left to
-// the caller's.
-std::pair<at::Tensor, at::Tensor> MlpChain::forward_unadded(const at::Tensor& x, const at::Tensor& added,
-                                                            const ChainContext& context,
-                                                            std::unique_ptr<ChainState>* state, at::Tensor* stream) {
+void MlpChain::forward(ResidualStream& stream, const ChainContext& context, std::unique_ptr<ChainState>* state) {
   if (state && !*state && context.defined()) *state = make_state();
   ChainState* decoding = state ? state->get() : nullptr;
+  const auto device = stream.stream().device();
   std::optional<at::ScalarType> low;
-  if (levels_read_through_projections() && autocast_enabled(x.device())) low = autocast_dtype(x.device());
-  at::Tensor h = x, pending = added;
+  if (levels_read_through_projections() && autocast_enabled(device)) low = autocast_dtype(device);
   for (size_t l = 0; l < mlps_.size(); ++l) {
     TraceScope scope(mlps_.size() == 1 ? "mlp" : "mlps", mlps_.size() == 1 ? -1 : static_cast<int64_t>(l));
-    at::Tensor u;
-    if (pending.defined())
-      std::tie(h, u) = norms_[l]->add_forward(h, pending, low);
-    else
-      u = norms_[l]->forward(h);
-    if (l == 0 && stream) *stream = h;
-    pending = level(l, u, h, context, decoding);
+    const auto u = stream.normed(*norms_[l], low);
+    stream.add(level(l, u, stream.stream(), context, decoding));
   }
-  return {h, pending};
 }
 
 at::Tensor MlpChain::level(size_t l, const at::Tensor& u, const at::Tensor&, const ChainContext&, ChainState*) {

@@ -8,17 +8,17 @@
 #include <ATen/ATen.h>
 
 #include <functional>
-#include <vector>
+
+#include "ember/model/residual_stream.h"
 
 namespace ember {
 
 using BlockFn = std::function<at::Tensor(const at::Tensor&)>;
-// Several tensors in and out: a block that takes the stream and the addition still pending on it,
-// and hands on its own (LanguageModel::hidden). Every input defined; gradients reach each input
-// from the outputs a gradient reached.
-using StreamFn = std::function<std::vector<at::Tensor>(const std::vector<at::Tensor>&)>;
+// A block on the residual stream (model/residual_stream.h), as LanguageModel::hidden runs it;
+// checkpointed() keeps the stream's tensors, the stream and what is pending on it.
+using StreamBlockFn = std::function<void(ResidualStream&)>;
 
 at::Tensor checkpointed(const BlockFn& fn, const at::Tensor& x);
-std::vector<at::Tensor> checkpointed(const StreamFn& fn, std::vector<at::Tensor> inputs);
+ResidualStream checkpointed(const StreamBlockFn& fn, const ResidualStream& stream);
 
 }  // namespace ember

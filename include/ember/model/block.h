@@ -4,11 +4,10 @@
 #pragma once
 #include <torch/nn/module.h>
 
-#include <utility>
-
 #include "ember/model/mixer.h"
 #include "ember/model/mlp_chain.h"
 #include "ember/model/norm.h"
+#include "ember/model/residual_stream.h"
 
 namespace ember {
 
@@ -30,17 +29,16 @@ struct BlockState {
 class Block : public torch::nn::Module {
  public:
   Block(const ModelConfig& cfg, int64_t layer, int64_t d_ff);
+  // The block on `stream` (model/residual_stream.h): each addition is left pending for the next
+  // norm that reads the stream, the block's last for the next block's, or the final norm's.
   // `context`: what the chain reads besides its input (model/mlp_chain.h; none: a static chain).
-  at::Tensor forward(const at::Tensor& x, const Rope& rope, BlockTrace* trace = nullptr,
-                     const ChainContext& context = {});
-  // The block on the stream x + pending (pending: what the block before added last, not yet added;
-  // undefined: none), as {stream, addition} before its own last addition: forward() is their sum.
-  // The additions are made in the passes of the norms that read the stream (model/norm.h).
-  std::pair<at::Tensor, at::Tensor> forward_unadded(const at::Tensor& x, const at::Tensor& pending, const Rope& rope,
-                                                    const ChainContext& context = {});
+  // `trace`, when given, receives what the block added.
+  void forward(ResidualStream& stream, const Rope& rope, const ChainContext& context = {}, BlockTrace* trace = nullptr);
+  // The block's output x + Block(x), materialised: one block on its own.
+  at::Tensor forward(const at::Tensor& x, const Rope& rope, const ChainContext& context = {});
   // The next tokens of sequences whose earlier ones `state` holds (Mixer::decode); `context` is the
   // chain's for the positions before the new tokens.
-  at::Tensor decode(const at::Tensor& x, const Rope& rope, BlockState& state, const ChainContext& context = {});
+  void decode(ResidualStream& stream, const Rope& rope, BlockState& state, const ChainContext& context = {});
   // Forward FLOPs per token at sequence length T: 2 per matmul weight + the mixer's own.
   double forward_flops_per_token(int64_t seq_len) const;
   // Bytes per token the block keeps for backward (activations of `elem` bytes; the residual stream
@@ -54,6 +52,9 @@ class Block : public torch::nn::Module {
   int64_t mlp_width() const { return chain_->width(); }  // the chain's total width: the layer's MLP budget
 
  private:
+  // forward() and decode() (`decoding` given: the block's state), one way.
+  void run(ResidualStream& stream, const Rope& rope, const ChainContext& context, BlockState* decoding,
+           BlockTrace* trace);
   std::shared_ptr<RMSNorm> mixer_norm_;
   std::shared_ptr<Mixer> mixer_;
   std::unique_ptr<MlpChain> chain_;

@@ -8,12 +8,12 @@
 
 #include <memory>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "ember/config/kind_sections.h"
 #include "ember/model/mlp.h"
 #include "ember/model/norm.h"
+#include "ember/model/residual_stream.h"
 #include "ember/model/teach_signal.h"
 
 namespace ember {
@@ -45,18 +45,11 @@ class MlpChain {
   // Registers mlp_norm, mlp (and mlp_norm_l, mlp_l for l >= 1) in `owner`, the block, in that order.
   MlpChain(torch::nn::Module& owner, const FeedForwardContext& ctx, const std::vector<int64_t>& widths);
   virtual ~MlpChain() = default;
-  // The stream after every MLP of the chain, for the stream h = x + added [B, T, D] (`added`: the
-  // block's mixer output, added in the first norm's pass; undefined: h is x). `state` is given when
-  // decoding (the next tokens of sequences whose earlier ones it holds; made on the first call that
-  // needs one). `stream`, when given, receives h.
-  at::Tensor forward(const at::Tensor& x, const at::Tensor& added, const ChainContext& context = {},
-                     std::unique_ptr<ChainState>* state = nullptr, at::Tensor* stream = nullptr);
-  // The same as {stream, addition} before the last MLP's output is added: forward() is their sum,
-  // and the next block adds them in its norm's pass.
-  std::pair<at::Tensor, at::Tensor> forward_unadded(const at::Tensor& x, const at::Tensor& added,
-                                                    const ChainContext& context = {},
-                                                    std::unique_ptr<ChainState>* state = nullptr,
-                                                    at::Tensor* stream = nullptr);
+  // Runs every MLP of the chain on `stream` (model/residual_stream.h; on entry the block's mixer
+  // output is pending on it), each output left pending for the next norm's pass: the last for the
+  // next block's, or the final norm's. `state` is given when decoding (the next tokens of sequences
+  // whose earlier ones it holds; made on the first call that needs one).
+  void forward(ResidualStream& stream, const ChainContext& context = {}, std::unique_ptr<ChainState>* state = nullptr);
   virtual TeachNeeds teach_needs() const { return {}; }
   // Forward + backward FLOPs per token of learning in context (0 for a static chain).
   virtual double in_context_flops_per_token() const { return 0.0; }
