@@ -1,9 +1,25 @@
-// ATen entry of the fused RMSNorm with its residual add (math: kernels/rms_norm_math.h): the CPU
-// loops for CPU tensors, the CUDA kernels for CUDA ones. model/norm.h makes it an autograd function.
+// RMSNorm with the residual add before it, as the model calls it (docs/mixers.md, the chassis;
+// math: kernels/rms_norm_math.h), with its autograd: one fused pass forward and one backward, the
+// CPU loops (kernels/rms_norm_cpu_loops.h) for CPU tensors and the CUDA kernels
+// (kernels/rms_norm_cuda.cu) for CUDA ones, wherever they take the input and kernels.norm allows
+// (ember/kernels/kernel_choice.h); ATen's rms_norm (and an add) elsewhere.
 #pragma once
 #include <ATen/ATen.h>
 
+#include <utility>
+
 namespace ember::rms_norm {
+
+// y = RMSNorm(x) g. Fused: backward reads x, g and 1/rms per row (saved), not y.
+at::Tensor norm(const at::Tensor& x, const at::Tensor& g, double eps);
+
+// {h, y} = {x + m, RMSNorm(h) g} from one read of x and m, y in y_type (x's, or bf16 under
+// autocast for a reader that would cast it anyway). Fused, backward adds the gradient reaching h
+// along the stream into the norm's: dx, and dm in m's type.
+std::pair<at::Tensor, at::Tensor> add_norm(const at::Tensor& x, const at::Tensor& m, const at::Tensor& g, double eps,
+                                           at::ScalarType y_type);
+
+// The passes under the autograd functions (tests call them directly).
 
 // Whether the fused pass takes the stream x [..., D] (fp32 or fp64), the block output m (undefined,
 // or x's shape in x's type or bf16), the gain g [D] in x's type and an output `y_type` (x's or bf16;

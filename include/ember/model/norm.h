@@ -1,8 +1,8 @@
-// RMSNorm(x) = x / sqrt(mean_j x_j^2 + eps) * g   (docs/mixers.md, the chassis), gain init 1, no bias.
-// Fused (kernels/rms_norm.h: one pass forward, one backward, CPU loops and a CUDA kernel sharing
-// their math) wherever the kernels apply, also with the residual add before it: add_forward gives
-// h = x + m and RMSNorm(h) from one read of x and m, and its backward adds the gradient reaching h
-// along the stream into the norm's. ATen's ops elsewhere, or with kernels.norm = aten.
+// RMSNorm(x) = x / sqrt(mean_j x_j^2 + eps) * g   (docs/mixers.md, the chassis), gain init 1, no bias:
+// the gain and the calls of the op (kernels/rms_norm.h: one fused pass forward and one backward
+// wherever the kernels apply, ATen's ops elsewhere or with kernels.norm = aten), also with the
+// residual add before it: add_forward gives h = x + m and RMSNorm(h) from one read of x and m, and
+// its backward adds the gradient reaching h along the stream into the norm's.
 #pragma once
 #include <torch/nn/module.h>
 

@@ -1,15 +1,18 @@
-// ATen glue of the fused RMSNorm with its residual add: checks, then the CPU loops over rows split
-// across threads or one launch of the CUDA kernel on the current stream. Each call is an op to the
+// RMSNorm with its residual add (kernels/rms_norm.h): the autograd functions, the choice between
+// the fused pass and ATen's ops, and the passes: checks, then the CPU loops over rows split across
+// threads or one launch of the CUDA kernel on the current stream. Each pass is an op to the
 // observers of ATen's ops (named in `ember train --profile`, counted by the kernel budget).
 #include "kernels/rms_norm.h"
 
 #include <ATen/Parallel.h>
+#include <torch/autograd.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <algorithm>
 #include <vector>
 
+#include "ember/kernels/kernel_choice.h"
 #include "ember/util/error.h"
 #include "kernels/recorded_op.h"
 #include "kernels/rms_norm_cpu_loops.h"
@@ -167,6 +170,80 @@ Backward backward(const at::Tensor& dh_in, const at::Tensor& dy_in, const at::Te
   });
   op.outputs({b.dx, b.dm, b.dg});
   return b;
+}
+
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+// The gradients of the fused pass from those of h (along the stream; undefined without m or when h
+// went unused) and of y, with what forward saved: h (x without m), g, 1/rms.
+Backward saved_backward(AutogradContext* ctx, const at::Tensor& dh, at::Tensor dy) {
+  const auto saved = ctx->get_saved_variables();
+  if (!dy.defined()) dy = at::zeros_like(saved[0]);  // only h was used
+  const auto m_type = static_cast<at::ScalarType>(ctx->saved_data["m_type"].toInt());
+  return backward(dh, dy, saved[0], saved[1], saved[2], m_type);
+}
+
+// y = RMSNorm(x) g in one pass each way; saves x, g and the per-row 1/rms.
+struct FusedRmsNorm : torch::autograd::Function<FusedRmsNorm> {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x_in, const at::Tensor& g, double eps) {
+    ctx->set_materialize_grads(false);  // an unused output's gradient stays undefined, not zeros
+    const auto x = x_in.contiguous();
+    auto f = rms_norm::forward(x, {}, g, eps, x.scalar_type());
+    kernels::testing::apply_fault(kernels::Op::norm, f.y);
+    ctx->save_for_backward({x, g, f.r});
+    ctx->saved_data["m_type"] = static_cast<int64_t>(x.scalar_type());
+    return f.y;
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    if (!grads[0].defined()) return {at::Tensor(), at::Tensor(), at::Tensor()};
+    auto b = saved_backward(ctx, {}, grads[0]);
+    return {b.dx, b.dg, {}};
+  }
+};
+
+// {h, y} = {x + m, RMSNorm(x + m) g} in one pass each way, y in y_type; saves h, g and the per-row
+// 1/rms. Backward adds the stream's gradient of h into the norm's: dx, and dm (in m's type).
+struct FusedAddRmsNorm : torch::autograd::Function<FusedAddRmsNorm> {
+  static variable_list forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& m, const at::Tensor& g,
+                               double eps, int64_t y_type) {
+    ctx->set_materialize_grads(false);  // h unused (the final norm's): no zero-filled dh read in backward
+    auto f = rms_norm::forward(x, m, g, eps, static_cast<at::ScalarType>(y_type));
+    kernels::testing::apply_fault(kernels::Op::norm, f.y);
+    ctx->save_for_backward({f.h, g, f.r});
+    ctx->saved_data["m_type"] = static_cast<int64_t>(m.scalar_type());
+    return {f.h, f.y};
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    auto b = saved_backward(ctx, grads[0], grads[1]);
+    return {b.dx, b.dm.defined() ? b.dm : b.dx, b.dg, {}, {}};
+  }
+};
+
+bool fused(const at::Tensor& x) { return kernels::use_fused(kernels::Op::norm, x.device()); }
+
+at::Tensor aten_norm(const at::Tensor& x, const at::Tensor& g, double eps) {
+  return at::rms_norm(x, {x.size(-1)}, g, eps);
+}
+
+}  // namespace
+
+at::Tensor norm(const at::Tensor& x, const at::Tensor& g, double eps) {
+  if (!fused(x) || !fused_supported(x, {}, g, x.scalar_type())) return aten_norm(x, g, eps);
+  return FusedRmsNorm::apply(x, g, eps);
+}
+
+std::pair<at::Tensor, at::Tensor> add_norm(const at::Tensor& x, const at::Tensor& m, const at::Tensor& g, double eps,
+                                           at::ScalarType y_type) {
+  if (!fused(x) || !fused_supported(x, m, g, y_type)) {
+    auto h = x + m;
+    auto y = aten_norm(h, g, eps);
+    return {h, y.scalar_type() == y_type ? y : y.to(y_type)};
+  }
+  auto hy = FusedAddRmsNorm::apply(x, m, g, eps, static_cast<int64_t>(y_type));
+  return {hy[0], hy[1]};
 }
 
 }  // namespace ember::rms_norm
