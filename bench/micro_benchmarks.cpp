@@ -6,9 +6,9 @@
 #include "ember/model/autocast.h"
 #include "ember/model/fused_projections.h"
 #include "ember/model/mixers/attention.h"
-#include "ember/model/swiglu_gate.h"
 #include "ember/train/adamw.h"
 #include "ember/kernels/kernel_choice.h"
+#include "kernels/swiglu.h"
 
 namespace {
 
@@ -57,7 +57,7 @@ BENCHMARK(BM_AttentionReference)->Apply(attention_args);
 
 // SwiGLU's gate and up projections and the gate z = SiLU(x W_gate) (x W_up), forward and backward,
 // as the MLP runs them with the projections stacked (model/fused_projections.h): the fused gate
-// (model/swiglu_gate.h; Arg 1) against ATen's silu, mul and their autograd (Arg 0); range(1): 0 fp32,
+// (kernels/swiglu.h; Arg 1) against ATen's silu, mul and their autograd (Arg 0); range(1): 0 fp32,
 // 1 bf16 autocast. 2048 rows, d 512, d_ff 1376.
 void BM_SwiGLUGate(benchmark::State& state) {
   const bool fused = state.range(0) != 0, bf16 = state.range(1) != 0;
@@ -72,7 +72,7 @@ void BM_SwiGLUGate(benchmark::State& state) {
     {
       ember::AutocastScope amp(at::kCPU, bf16);
       const auto gu = ember::projections(x, {wg, wu});
-      z = ember::swiglu_gate(gu[0], gu[1]);
+      z = ember::swiglu::gate(gu[0], gu[1]);
     }
     z.sum().backward();
     benchmark::DoNotOptimize(x.grad().data_ptr());

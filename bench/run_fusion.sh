@@ -3,7 +3,7 @@
 # whole training step of ember_train_bench, each run its own process, rounds alternating (ABAB), fp32
 # and bf16 autocast. OP: projections (model/fused_projections.h: q, k, v in one GEMM, gate and up in
 # one; the default), norm (model/norm.h: RMSNorm with its residual add, one pass each way), swiglu
-# (model/swiglu_gate.h: the SwiGLU gate as one kernel each way), loss_head, rope or lev. Prints a
+# (kernels/swiglu.h: the SwiGLU gate as one kernel each way), loss_head, rope or lev. Prints a
 # Markdown row per shape and precision: median tokens/s of each, and the per-round ratio.
 # Usage: bench/run_fusion.sh [BUILD_DIR] [ROUNDS] [STEPS] [OP]
 set -euo pipefail

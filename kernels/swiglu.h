@@ -1,11 +1,25 @@
-// ATen entry of the fused SwiGLU gate (math: kernels/swiglu_math.h): the CPU loops for CPU tensors,
-// the CUDA kernel for CUDA ones. model/swiglu_gate.h makes it an autograd function.
+// SwiGLU's gate z = SiLU(a) * b as the model calls it (docs/mixers.md, the chassis; math:
+// kernels/swiglu_math.h), with its autograd: one fused pass forward and one backward, the CPU
+// loops (kernels/swiglu_cpu_loops.h) for CPU tensors and the CUDA kernel (kernels/swiglu_cuda.cu)
+// for CUDA ones, in place of ATen's silu, mul and their backward. Backward keeps a and b (kept
+// anyway as the projections' outputs), not SiLU(a): d_ff fewer values per token and layer. When a
+// and b are the two halves of one stacked projection (model/fused_projections.h), their gradients
+// are written as the halves of one buffer, which the projection's backward then reads as it is
+// instead of copying the two together.
+//
+// Used wherever the kernels apply (fp32, fp64 and bf16 on a CPU or on a GPU the kernel runs on;
+// ATen's ops elsewhere) unless kernels.swiglu says aten (ember/kernels/kernel_choice.h).
 #pragma once
 #include <ATen/ATen.h>
 
 #include <utility>
 
 namespace ember::swiglu {
+
+// z = SiLU(a) * b.
+at::Tensor gate(const at::Tensor& a, const at::Tensor& b);
+
+// The passes under the autograd function (tests call them directly).
 
 // Whether a and b [..., F] go through the fused kernels: the same shape and dtype (fp32, fp64 or
 // bf16), on a CPU or on a CUDA device the kernel runs on (checked once per device, with a warning

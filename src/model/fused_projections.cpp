@@ -17,7 +17,7 @@ using torch::autograd::variable_list;
 at::Tensor as(const at::Tensor& t, at::ScalarType dtype) { return t.scalar_type() == dtype ? t : t.to(dtype); }
 
 // The blocks' gradients G = [g_1 ... g_k] as [rows, width]: when the consumers wrote them as the
-// adjacent column blocks of one buffer (model/swiglu_gate.h does), that buffer as it is; else a copy
+// adjacent column blocks of one buffer (kernels/swiglu.h does), that buffer as it is; else a copy
 // gathering them (an unused block's gradient is zero).
 at::Tensor gathered_gradients(const variable_list& grads, at::TensorList weights, const at::Tensor& xc) {
   int64_t width = 0;

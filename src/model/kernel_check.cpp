@@ -16,8 +16,8 @@
 #include "ember/model/linear_cross_entropy.h"
 #include "ember/model/norm.h"
 #include "ember/model/rope.h"
-#include "ember/model/swiglu_gate.h"
 #include "kernels/lev_spline.h"
+#include "kernels/swiglu.h"
 
 namespace ember {
 namespace {
@@ -76,7 +76,7 @@ Trial swiglu_trial(Inputs& in, bool bf16) {
   return {Op::swiglu, [=](bool fused) {
             const kernels::ScopedPath use(Op::swiglu, path_of(fused));
             auto av = leaf(a), bv = leaf(b);
-            auto z = swiglu_gate(av, bv);
+            auto z = swiglu::gate(av, bv);
             auto g = torch::autograd::grad({z}, {av, bv}, {dz});
             return Tensors{z.detach(), g[0], g[1]};
           }};

@@ -2,8 +2,8 @@
 
 #include "ember/model/fused_projections.h"
 #include "ember/model/init.h"
-#include "ember/model/swiglu_gate.h"
 #include "ember/kernels/kernel_choice.h"
+#include "kernels/swiglu.h"
 
 namespace ember {
 
@@ -25,7 +25,7 @@ SwiGLU::SwiGLU(int64_t d_model, int64_t d_ff, double init_std, double out_std) {
 
 at::Tensor SwiGLU::forward(const at::Tensor& x) const {
   const auto gate_up = projections(x, {w_gate_, w_up_});  // one GEMM: x [W_gate; W_up]^T
-  return at::linear(swiglu_gate(gate_up[0], gate_up[1]), w_down_);
+  return at::linear(swiglu::gate(gate_up[0], gate_up[1]), w_down_);
 }
 
 }  // namespace ember

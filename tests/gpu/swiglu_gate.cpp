@@ -1,5 +1,5 @@
 // ctest gpu.swiglu_gate (label gpu): the CUDA SwiGLU gate kernels (kernels/swiglu_cuda.cu) through
-// the autograd function (model/swiglu_gate.h) against the CPU loops, which the unit tests hold to
+// the autograd function (kernels/swiglu.h) against the CPU loops, which the unit tests hold to
 // ATen: z and both gradients in fp64 (round-off) and fp32 (its rounding), and bf16 element by
 // element within one rounding of the fp64 values (tests/unit/rounding_steps.h), for
 // the halves of one stacked tensor, separate operands and rows that are not evenly strided; and a
@@ -9,7 +9,6 @@
 
 #include <iostream>
 
-#include "ember/model/swiglu_gate.h"
 #include "kernels/swiglu.h"
 #include "tests/gpu/fusion_model_check.h"
 #include "tests/gpu/gpu_precondition.h"
@@ -27,7 +26,7 @@ std::pair<at::Tensor, at::Tensor> run(const at::Tensor& ab, const at::Tensor& pr
   at::Tensor a = leaf.narrow(-1, 0, F), b = leaf.narrow(-1, F, F), p = probe;
   if (layout == Layout::separate) a = a.contiguous(), b = b.contiguous();
   if (layout == Layout::strided) a = a.transpose(0, 1), b = b.transpose(0, 1), p = p.transpose(0, 1);
-  auto z = ember::swiglu_gate(a, b);
+  auto z = ember::swiglu::gate(a, b);
   (z.to(at::kDouble) * p.to(z.device())).sum().backward();
   return {(layout == Layout::strided ? z.transpose(0, 1) : z).detach().cpu(), leaf.grad().cpu()};
 }

@@ -4,7 +4,7 @@
 // that adds ops to every block fails here until its limit is raised on purpose (and lowered when a
 // fusion lands). The limits are the counts measured on 2026-12-06 (torch 2.15) with the projections
 // that read one input stacked (model/fused_projections.h), the SwiGLU gate fused
-// (model/swiglu_gate.h; before it: attention 69 fp32 / 98 bf16, gated_attention 75, titans 1633,
+// (kernels/swiglu.h; before it: attention 69 fp32 / 98 bf16, gated_attention 75, titans 1633,
 // hope_attention 162), RoPE keeping the heads' layout (model/rope.h; attention bf16 94 before:
 // the transpose copies of q's and k's gradients) and the norms fused with the residual add before
 // them (model/norm.h; before it: 65 / 91, 71, 1629, 146, with the CPU norm's own pass not counted);
@@ -22,7 +22,6 @@
 #include "ember/model/fused_projections.h"
 #include "ember/model/norm.h"
 #include "ember/model/lm.h"
-#include "ember/model/swiglu_gate.h"
 #include "ember/train/step_profiler.h"
 
 namespace kernel_budget {

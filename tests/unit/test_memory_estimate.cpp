@@ -5,7 +5,6 @@
 #include "ember/model/lm.h"
 #include "ember/model/linear_cross_entropy.h"
 #include "ember/model/mixers/attention.h"
-#include "ember/model/swiglu_gate.h"
 #include "ember/train/memory_estimate.h"
 #include "test_helpers.h"
 

@@ -60,7 +60,7 @@ TEST(NonfiniteTrace, NamesTheLayerTheMlpAndTheOpWhoseFiniteInputsOverflowed) {
   ASSERT_GE(f->scopes.size(), 2u) << f->where();
   EXPECT_EQ(f->scopes[0], "layers.1") << f->where();
   EXPECT_EQ(f->scopes[1], "mlp") << f->where();
-  EXPECT_EQ(f->op, "ember::swiglu_gate") << f->where();  // SiLU(gate) * up, fused (model/swiglu_gate.h)
+  EXPECT_EQ(f->op, "ember::swiglu_gate") << f->where();  // SiLU(gate) * up, fused (kernels/swiglu.h)
   EXPECT_FALSE(f->value.finite());
   ASSERT_FALSE(f->inputs.empty());
   for (const auto& in : f->inputs) EXPECT_TRUE(in.finite()) << f->where() << ": " << ember::describe(in);

@@ -1,4 +1,4 @@
-// The fused SwiGLU gate (model/swiglu_gate.h, kernels/swiglu_*) against ATen's silu(a) * b and its
+// The fused SwiGLU gate (kernels/swiglu.h, kernels/swiglu_*) against ATen's silu(a) * b and its
 // autograd: fp64 to round-off, fp32 to its rounding, bf16 within one rounding of each fp64 element;
 // for separate operands, the two halves of one stacked tensor, strided and 3-d inputs; gradcheck in
 // fp64; the SwiGLU MLP in a model with the projections stacked (the halves' gradients written as one
@@ -8,7 +8,6 @@
 
 #include "ember/model/fused_projections.h"
 #include "ember/model/lm.h"
-#include "ember/model/swiglu_gate.h"
 #include "kernels/swiglu.h"
 #include "model_gradients.h"
 #include "rounding_steps.h"
@@ -41,7 +40,7 @@ Result run(const at::Tensor& ab, const at::Tensor& probe, Layout layout, bool fu
   } else {  // rows that are not evenly strided: a [T, B, F] view of [B, T, F]
     a = leaf.narrow(-1, 0, F).transpose(0, 1), b = leaf.narrow(-1, F, F).transpose(0, 1);
   }
-  auto z = ember::swiglu_gate(a, b);
+  auto z = ember::swiglu::gate(a, b);
   auto p = layout == Layout::strided ? probe.transpose(0, 1) : probe;
   (z.to(at::kDouble) * p).sum().backward();
   auto g = leaf.grad();
@@ -90,7 +89,7 @@ TEST(SwiGLUGate, PassesGradcheckInFloat64) {
   const auto ab = torch::randn({2, 5, 8}, torch::kDouble), probe = torch::randn({2, 5, 4}, torch::kDouble);
   Switch on(true);
   auto loss = [&](const at::Tensor& v) {  // the halves of one buffer: the stacked path
-    return (probe * ember::swiglu_gate(v.narrow(-1, 0, 4), v.narrow(-1, 4, 4)).sin()).sum();
+    return (probe * ember::swiglu::gate(v.narrow(-1, 0, 4), v.narrow(-1, 4, 4)).sin()).sum();
   };
   auto leaf = ab.clone().requires_grad_(true);
   const auto grad = torch::autograd::grad({loss(leaf)}, {leaf})[0];
@@ -136,7 +135,7 @@ TEST(SwiGLUGate, UnsupportedInputsTakeAtensOps) {
   Switch on(true);
   const auto a = torch::randn({4, 6}).to(at::kHalf), b = torch::randn({4, 6}).to(at::kHalf);
   EXPECT_FALSE(ember::swiglu::fused_supported(a, b));
-  EXPECT_TRUE(at::equal(ember::swiglu_gate(a, b), at::silu(a) * b));
+  EXPECT_TRUE(at::equal(ember::swiglu::gate(a, b), at::silu(a) * b));
   EXPECT_FALSE(ember::swiglu::fused_supported(torch::randn({4, 6}), torch::randn({4, 6}, torch::kDouble)));
 }
 

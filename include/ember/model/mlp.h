@@ -1,5 +1,5 @@
 // SwiGLU MLP: (SiLU(x W_gate) * (x W_up)) W_down, no biases (docs/mixers.md, the chassis); the gate
-// and up projections as one GEMM (model/fused_projections.h), the gate as one kernel (model/swiglu_gate.h).
+// and up projections as one GEMM (model/fused_projections.h), the gate as one kernel (kernels/swiglu.h).
 // Parameters 3 d d_ff: the width d_ff is per layer (the taper seam).
 #pragma once
 #include <torch/nn/module.h>
@@ -17,7 +17,7 @@ class SwiGLU : public torch::nn::Module {
   const at::Tensor& w_up() const { return w_up_; }      // [d_ff, d]
   const at::Tensor& w_down() const { return w_down_; }  // [d, d_ff]
   // Kept for backward per token, the input excepted: gate, up and their product, and SiLU(gate)
-  // when the gate is not fused (model/swiglu_gate.h).
+  // when the gate is not fused (kernels/swiglu.h).
   double activation_bytes_per_token(int64_t elem) const;
 
  private:

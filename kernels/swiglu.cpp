@@ -1,14 +1,17 @@
-// ATen glue of the fused SwiGLU gate: checks, the rows' strides, then the CPU loops over rows split
-// across threads or one launch of the CUDA kernel on the current stream. Each call is an op to the
+// SwiGLU's gate (kernels/swiglu.h): the autograd function, the choice between the fused passes and
+// ATen's ops, and the passes: checks, the rows' strides, then the CPU loops over rows split across
+// threads or one launch of the CUDA kernel on the current stream. Each pass is an op to the
 // observers of ATen's ops (named in `ember train --profile`, counted by the kernel budget).
 #include "kernels/swiglu.h"
 
 #include <ATen/Parallel.h>
+#include <torch/autograd.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <vector>
 
+#include "ember/kernels/kernel_choice.h"
 #include "ember/util/error.h"
 #include "kernels/recorded_op.h"
 #include "kernels/swiglu_cpu_loops.h"
@@ -159,6 +162,50 @@ std::pair<at::Tensor, at::Tensor> gate_backward(const at::Tensor& a_in, const at
   backward_into(a, b, dz, da, db, rows);
   op.outputs({da, db});
   return {da, db};
+}
+
+namespace {
+
+// Whether b is the second half of the rows a is the first half of: [..., 2F] split in two.
+bool halves_of_one_buffer(const at::Tensor& a, const at::Tensor& b) {
+  if (a.dim() < 2 || a.sizes() != b.sizes() || a.strides() != b.strides() || !a.is_alias_of(b)) return false;
+  const int64_t width = a.size(-1);
+  bool rows = a.stride(-1) == 1 && a.stride(-2) == 2 * width;
+  for (int64_t d = 0; rows && d + 2 < a.dim(); ++d) rows = a.stride(d) == a.size(d + 1) * a.stride(d + 1);
+  return rows && b.storage_offset() == a.storage_offset() + width;
+}
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+struct SwiGLUGate : torch::autograd::Function<SwiGLUGate> {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& a, const at::Tensor& b) {
+    ctx->save_for_backward({a, b});
+    ctx->saved_data["halves"] = halves_of_one_buffer(a, b);
+    auto z = gate_forward(a, b);
+    kernels::testing::apply_fault(kernels::Op::swiglu, z);
+    return z;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const auto& a = saved[0];
+    at::Tensor into;
+    if (ctx->saved_data["halves"].toBool()) {
+      auto shape = a.sizes().vec();
+      shape.back() *= 2;
+      into = at::empty(shape, a.options());
+    }
+    auto [da, db] = gate_backward(a, saved[1], grads[0], into);
+    return {da, db};
+  }
+};
+
+}  // namespace
+
+at::Tensor gate(const at::Tensor& a, const at::Tensor& b) {
+  if (!kernels::use_fused(kernels::Op::swiglu, a.device()) || !fused_supported(a, b)) return at::silu(a) * b;
+  return SwiGLUGate::apply(a, b);
 }
 
 }  // namespace ember::swiglu
