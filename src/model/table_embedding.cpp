@@ -17,6 +17,15 @@ struct TiedHandoffHolder : torch::CustomClassHolder {
   std::shared_ptr<TiedTableGradient> table;
 };
 
+// The handoff as an autograd context's saved value (saved_data holds IValues), and back.
+c10::IValue tied_handoff_value(std::shared_ptr<TiedTableGradient> table) {
+  return c10::IValue::make_capsule(c10::make_intrusive<TiedHandoffHolder>(std::move(table)));
+}
+
+std::shared_ptr<TiedTableGradient> tied_handoff(const c10::IValue& value) {
+  return c10::static_intrusive_pointer_cast<TiedHandoffHolder>(value.toCapsule())->table;
+}
+
 // The tied table's lookup (model/tied_gradient.h): its backward adds the rows' gradient, as a
 // sparse gradient, into the head's dense gradient left in `table` in place and hands on the sum as
 // the table's whole gradient; with none left there (the head's backward did not run), the sparse
@@ -42,14 +51,6 @@ struct TiedLookup : torch::autograd::Function<TiedLookup> {
 };
 
 }  // namespace
-
-c10::IValue tied_handoff_value(std::shared_ptr<TiedTableGradient> table) {
-  return c10::IValue::make_capsule(c10::make_intrusive<TiedHandoffHolder>(std::move(table)));
-}
-
-std::shared_ptr<TiedTableGradient> tied_handoff(const c10::IValue& value) {
-  return c10::static_intrusive_pointer_cast<TiedHandoffHolder>(value.toCapsule())->table;
-}
 
 TableEmbedding::TableEmbedding(int64_t vocab, int64_t dim, double init_std, bool tied) : tied_(tied) {
   weight_ = register_parameter("weight", normal_parameter({vocab, dim}, init_std));

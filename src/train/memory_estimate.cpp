@@ -3,9 +3,9 @@
 #include <algorithm>
 
 #include "ember/model/init.h"
-#include "ember/model/linear_cross_entropy.h"
 #include "ember/model/lm.h"
 #include "ember/kernels/kernel_choice.h"
+#include "kernels/xent.h"
 
 namespace ember {
 namespace {
@@ -55,11 +55,11 @@ MemoryEstimate estimate_training_memory(const ModelConfig& cfg, const MemoryOpti
   m.activations = tokens * (kept + 8 * d);  // + the final RMSNorm's input and output
   const double V = static_cast<double>(cfg.vocab_size);
   const bool fused = kernels::path(kernels::Op::loss_head) != kernels::Path::aten;
-  // a chunk's rows (model/linear_cross_entropy.h): of logits in the matmul dtype with the fused pass on
+  // a chunk's rows (kernels/xent.h): of logits in the matmul dtype with the fused pass on
   // a GPU, of fp32 logits otherwise
   const int64_t bytes = fused && o.gpu ? static_cast<int64_t>(elem) : 4;
-  const int64_t most = cross_entropy_chunk_rows(cfg.vocab_size, cross_entropy_budget_bytes(o.gpu), bytes);
-  const double chunk = static_cast<double>(balanced_chunk_rows(o.micro_batch * o.seq_len, most));
+  const int64_t most = xent::chunk_rows(cfg.vocab_size, xent::chunk_budget_bytes(o.gpu), bytes);
+  const double chunk = static_cast<double>(xent::balanced_chunk_rows(o.micro_batch * o.seq_len, most));
   if (fused) {
     // dL/dh in the matmul dtype and in fp32, dL/dW in fp32, one chunk of logits turned into their
     // gradient in place, and on a CPU in bf16 the weight-gradient product before it is added to fp32

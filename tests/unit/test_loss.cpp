@@ -10,6 +10,7 @@
 #include "ember/model/autocast.h"
 #include "ember/model/linear_cross_entropy.h"
 #include "ember/model/lm.h"
+#include "kernels/xent.h"
 #include "test_helpers.h"
 
 namespace {
@@ -108,24 +109,24 @@ TEST(LinearCrossEntropy, EvaluationBuildsNoGraphAndGivesTheSameLoss) {
   auto loss = ember::linear_cross_entropy(h, w, y, 1.0, 4);
   EXPECT_FALSE(loss.requires_grad());
   EXPECT_DOUBLE_EQ(loss.item<double>(), with_graph);
-  EXPECT_GT(ember::cross_entropy_chunk_rows(200376), 100);  // ~256 MB of fp32 logits per chunk
-  EXPECT_LT(ember::cross_entropy_chunk_rows(200376), 400);
+  EXPECT_GT(ember::xent::chunk_rows(200376), 100);  // ~256 MB of fp32 logits per chunk
+  EXPECT_LT(ember::xent::chunk_rows(200376), 400);
 }
 
 TEST(LinearCrossEntropy, ChunksSplitTheRowsEvenlyWithinTheDevicesBudget) {
-  const int64_t cpu = ember::cross_entropy_chunk_rows(200376, ember::cross_entropy_budget_bytes(false));
-  const int64_t gpu = ember::cross_entropy_chunk_rows(200376, ember::cross_entropy_budget_bytes(true));
+  const int64_t cpu = ember::xent::chunk_rows(200376, ember::xent::chunk_budget_bytes(false));
+  const int64_t gpu = ember::xent::chunk_rows(200376, ember::xent::chunk_budget_bytes(true));
   EXPECT_EQ(cpu, (int64_t{256} << 20) / (4 * 200376));  // 334 rows
   EXPECT_EQ(gpu, (int64_t{4} << 30) / (4 * 200376));    // 5358 rows
   // 16384 rows (8 x 2048): 50 chunks of 328 rather than 49 of 334 and one of 18; 4 of 4096 on a GPU
-  EXPECT_EQ(ember::balanced_chunk_rows(16384, cpu), 328);
-  EXPECT_EQ(ember::balanced_chunk_rows(16384, gpu), 4096);
-  EXPECT_EQ(ember::balanced_chunk_rows(100, 30), 25);
-  EXPECT_EQ(ember::balanced_chunk_rows(7, 30), 7);  // one chunk
-  EXPECT_EQ(ember::balanced_chunk_rows(0, 30), 1);
+  EXPECT_EQ(ember::xent::balanced_chunk_rows(16384, cpu), 328);
+  EXPECT_EQ(ember::xent::balanced_chunk_rows(16384, gpu), 4096);
+  EXPECT_EQ(ember::xent::balanced_chunk_rows(100, 30), 25);
+  EXPECT_EQ(ember::xent::balanced_chunk_rows(7, 30), 7);  // one chunk
+  EXPECT_EQ(ember::xent::balanced_chunk_rows(0, 30), 1);
   for (int64_t n : {1, 2, 99, 1000, 16383})
     for (int64_t most : {1, 3, 64, 999}) {
-      const int64_t rows = ember::balanced_chunk_rows(n, most), chunks = (n + rows - 1) / rows;
+      const int64_t rows = ember::xent::balanced_chunk_rows(n, most), chunks = (n + rows - 1) / rows;
       EXPECT_LE(rows, most) << n << " " << most;
       EXPECT_EQ(chunks, (n + most - 1) / most) << n << " " << most;  // no more chunks than needed
       EXPECT_LT(chunks * rows - n, chunks) << n << " " << most;      // chunks differ by at most a row

@@ -1,16 +1,10 @@
 // The language-model loss without the [N, V] logits: mean_i CE(s h_i W^T, y_i), computed over
-// chunks of rows. The forward pass of each chunk also forms its gradient, (softmax - onehot) / N,
-// and folds it at once into dL/dh (the chunk's rows) and dL/dW (accumulated), so at most one
-// chunk of logits exists at a time and backward only scales the two stored gradients by the
-// incoming one. Matmuls run in the autocast dtype when autocast is on (bf16), softmax and
-// log-sum-exp in fp32 (fp64 for fp64 inputs). Without a graph (evaluation) only the loss is formed.
-//
-// Each chunk of logits stays in the matmul dtype: one fused pass (kernels/xent.h) reads it for the
-// row's log-sum-exp and turns it into its gradient in place, the input gradient is one GEMM into
-// its rows and the weight gradient one GEMM accumulated into fp32 (beta 1). kernels.loss_head =
-// aten (ember/kernels/kernel_choice.h) uses ATen ops for that pass instead: fp32 copy, log_softmax, exp,
-// scatter, scale, cast. A row holding a non-finite logit (+inf, -inf or NaN) has a NaN loss on
-// either path and every device, so that train.on_nonfinite sees it.
+// chunks of rows, each chunk's gradient formed in its forward pass and folded at once into dL/dh
+// and dL/dW (kernels/xent.h: the op, its autograd, the fused pass and its ATen path). Matmuls run
+// in the autocast dtype when autocast is on (bf16), else in the promoted dtype of h and W; softmax
+// and log-sum-exp in fp32 (fp64 for fp64 inputs). Without a graph (evaluation) only the loss is
+// formed. A row holding a non-finite logit (+inf, -inf or NaN) has a NaN loss on every path and
+// device, so that train.on_nonfinite sees it.
 //
 // Targets equal to ignore_index (-100 by default, as in F.cross_entropy: padding, masked prompt
 // tokens) count for nothing: their rows have loss 0 and no gradient, whatever their logits, and the
@@ -36,18 +30,6 @@ inline constexpr int64_t kIgnoreIndex = -100;  // F.cross_entropy's default igno
 at::Tensor linear_cross_entropy_per_row(const at::Tensor& hidden, const at::Tensor& weight, const at::Tensor& targets,
                                         double scale = 1.0, int64_t chunk_rows = 0,
                                         int64_t ignore_index = kIgnoreIndex);
-
-// Bytes of logits one chunk may take: 256 MiB on a CPU (a chunk stays near the caches), 4 GiB on
-// a GPU, where every chunk re-reads and re-writes the V x D weight gradient and small chunks make
-// thin matmuls (at V = 200k, 256 MiB is 334 rows: 50 chunks and ~250 GB of traffic per 16k tokens).
-int64_t cross_entropy_budget_bytes(bool gpu);
-
-// Rows of logits per chunk so that one chunk of logits (fp32 by default) takes about `budget_bytes`.
-int64_t cross_entropy_chunk_rows(int64_t vocab, int64_t budget_bytes = cross_entropy_budget_bytes(false),
-                                 int64_t bytes_per_logit = 4);
-
-// The chunk that splits `rows` evenly into as few chunks of at most `max_rows` as possible.
-int64_t balanced_chunk_rows(int64_t rows, int64_t max_rows);
 
 // The mean loss with its gradients d(mean)/dh [N, D] and d(mean)/dW [V, D] (in h's and W's dtypes),
 // formed in one chunked pass without a graph: what the autograd function keeps, for bindings that

@@ -10,7 +10,6 @@
 // to autograd itself; without the head's backward the lookup hands on its rows alone.
 #pragma once
 #include <ATen/ATen.h>
-#include <ATen/core/ivalue.h>
 
 #include <memory>
 
@@ -20,9 +19,5 @@ struct TiedTableGradient {
   bool lookup = false;  // a lookup took this handoff in its forward and hands on what is left here
   at::Tensor head;      // dL/dW of the output head, until the lookup's backward takes it
 };
-
-// The handoff as an autograd context's saved value (saved_data holds IValues), and back.
-c10::IValue tied_handoff_value(std::shared_ptr<TiedTableGradient> table);
-std::shared_ptr<TiedTableGradient> tied_handoff(const c10::IValue& value);
 
 }  // namespace ember
