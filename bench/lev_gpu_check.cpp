@@ -7,7 +7,6 @@
 #include <iostream>
 
 #include "kernels/lev_spline.h"
-#include "kernels/lev_spline_cuda.h"
 
 int main() {
   if (!ember::lev::cuda_kernels_compiled() || !torch::cuda::is_available()) {

@@ -7,6 +7,8 @@
 #pragma once
 #include <ATen/ATen.h>
 
+#include <utility>
+
 namespace ember::lev {
 
 at::Tensor spline_product(const at::Tensor& u, const at::Tensor& S, bool normalize);
@@ -20,5 +22,12 @@ at::Tensor spline_product_reference(const at::Tensor& u, const at::Tensor& S, bo
 at::Tensor spline_forward_cpu(const at::Tensor& u, const at::Tensor& S, bool normalize);
 std::pair<at::Tensor, at::Tensor> spline_backward_cpu(const at::Tensor& grad_m, const at::Tensor& m,
                                                       const at::Tensor& u, const at::Tensor& S, bool normalize);
+
+// Raw kernels (CUDA): tensors in, launches on the current stream. Without CUDA in the build
+// cuda_kernels_compiled() is false and they throw a clear error.
+at::Tensor spline_forward_cuda(const at::Tensor& u, const at::Tensor& S, bool normalize);
+std::pair<at::Tensor, at::Tensor> spline_backward_cuda(const at::Tensor& grad_m, const at::Tensor& m,
+                                                       const at::Tensor& u, const at::Tensor& S, bool normalize);
+bool cuda_kernels_compiled();
 
 }  // namespace ember::lev

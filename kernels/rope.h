@@ -16,4 +16,18 @@ bool rotates_in_input_dtype(const at::Tensor& x);
 // x's dtype must be the tables' unless rotates_in_input_dtype(x).
 at::Tensor rotate(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, int64_t offset);
 
+// The CUDA pass under the autograd function (tests call it directly). Without CUDA in the build
+// cuda_kernel_compiled() is false and rotate_cuda throws a clear error.
+bool cuda_kernel_compiled();
+// Whether the kernel runs on this CUDA device (its image or PTX is in the build; checked once per
+// device, with a warning when not, so that callers fall back to ATen ops).
+bool cuda_kernel_runs_on(const at::Device& device);
+
+// x [B, H, T, 2h] on a CUDA device (fp32, fp64, bf16 or fp16); cos, sin [positions, h] on x's
+// device, fp64 for fp64 x and fp32 otherwise. Writes y (x's shape, dtype and device, unit stride
+// over the last dimension, any other strides), rotated at positions offset.. in the tables'
+// precision (inverse: by the negative angles).
+void rotate_cuda(const at::Tensor& x, at::Tensor& y, const at::Tensor& cos, const at::Tensor& sin, int64_t offset,
+                 bool inverse);
+
 }  // namespace ember::rope

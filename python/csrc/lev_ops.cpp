@@ -6,7 +6,6 @@
 #include <torch/library.h>
 
 #include "kernels/lev_spline.h"
-#include "kernels/lev_spline_cuda.h"
 
 namespace ember::ops {
 namespace {

@@ -59,7 +59,7 @@ struct CpuNode {
 bool is_aten(const std::string& name) { return name.rfind("aten::", 0) == 0; }
 
 // Whether an innermost op does work a GPU would launch a kernel for: ATen's and ember's own
-// (kernels/*_glue.cpp) ops, less the ones that only make a view or allocate (aten::to with nothing
+// (kernels/<op>.cpp) ops, less the ones that only make a view or allocate (aten::to with nothing
 // to convert included).
 bool computes(const std::string& name) {
   static const std::set<std::string> metadata{

@@ -9,7 +9,6 @@
 
 #include "ember/util/error.h"
 #include "kernels/lev_spline.h"
-#include "kernels/lev_spline_cuda.h"
 #include "tests/gpu/gpu_precondition.h"
 
 namespace {

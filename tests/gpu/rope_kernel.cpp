@@ -11,7 +11,7 @@
 
 #include "ember/model/rope.h"
 #include "ember/util/error.h"
-#include "kernels/rope_cuda.h"
+#include "kernels/rope.h"
 #include "tests/gpu/gpu_precondition.h"
 #include "tests/unit/rounding_steps.h"
 

@@ -14,7 +14,7 @@
 
 #include "ember/model/autocast.h"
 #include "ember/model/linear_cross_entropy.h"
-#include "kernels/rope_cuda.h"
+#include "kernels/rope.h"
 #include "ember/kernels/kernel_choice.h"
 #include "kernels/xent.h"
 #include "tests/gpu/gpu_precondition.h"
