@@ -166,46 +166,70 @@ std::pair<at::Tensor, at::Tensor> gate_backward(const at::Tensor& a_in, const at
 
 namespace {
 
-// Whether b is the second half of the rows a is the first half of: [..., 2F] split in two.
-bool halves_of_one_buffer(const at::Tensor& a, const at::Tensor& b) {
-  if (a.dim() < 2 || a.sizes() != b.sizes() || a.strides() != b.strides() || !a.is_alias_of(b)) return false;
-  const int64_t width = a.size(-1);
-  bool rows = a.stride(-1) == 1 && a.stride(-2) == 2 * width;
-  for (int64_t d = 0; rows && d + 2 < a.dim(); ++d) rows = a.stride(d) == a.size(d + 1) * a.stride(d + 1);
-  return rows && b.storage_offset() == a.storage_offset() + width;
-}
-
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
+at::Tensor faulty_forward(const at::Tensor& a, const at::Tensor& b) {
+  auto z = gate_forward(a, b);
+  kernels::testing::apply_fault(kernels::Op::swiglu, z);
+  return z;
+}
+
+// z = SiLU(a) b for operands of their own; backward keeps a and b.
 struct SwiGLUGate : torch::autograd::Function<SwiGLUGate> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& a, const at::Tensor& b) {
     ctx->save_for_backward({a, b});
-    ctx->saved_data["halves"] = halves_of_one_buffer(a, b);
-    auto z = gate_forward(a, b);
-    kernels::testing::apply_fault(kernels::Op::swiglu, z);
-    return z;
+    return faulty_forward(a, b);
   }
-
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     const auto saved = ctx->get_saved_variables();
-    const auto& a = saved[0];
-    at::Tensor into;
-    if (ctx->saved_data["halves"].toBool()) {
-      auto shape = a.sizes().vec();
-      shape.back() *= 2;
-      into = at::empty(shape, a.options());
-    }
-    auto [da, db] = gate_backward(a, saved[1], grads[0], into);
+    auto [da, db] = gate_backward(saved[0], saved[1], grads[0]);
     return {da, db};
   }
 };
 
+std::pair<at::Tensor, at::Tensor> halves(const at::Tensor& gate_up) {
+  const int64_t F = gate_up.size(-1) / 2;
+  return {gate_up.narrow(-1, 0, F), gate_up.narrow(-1, F, F)};
+}
+
+// The same on the stacked [a | b]; backward keeps it and writes [da | db] as one buffer.
+struct StackedSwiGLUGate : torch::autograd::Function<StackedSwiGLUGate> {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& gate_up) {
+    ctx->save_for_backward({gate_up});
+    const auto [a, b] = halves(gate_up);
+    return faulty_forward(a, b);
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const auto gate_up = ctx->get_saved_variables()[0];
+    const auto [a, b] = halves(gate_up);
+    auto into = at::empty(gate_up.sizes(), gate_up.options().memory_format(at::MemoryFormat::Contiguous));
+    gate_backward(a, b, grads[0], into);
+    return {into};
+  }
+};
+
+bool fused(const at::Tensor& a, const at::Tensor& b) {
+  return kernels::use_fused(kernels::Op::swiglu, a.device()) && fused_supported(a, b);
+}
+
 }  // namespace
 
 at::Tensor gate(const at::Tensor& a, const at::Tensor& b) {
-  if (!kernels::use_fused(kernels::Op::swiglu, a.device()) || !fused_supported(a, b)) return at::silu(a) * b;
+  if (!fused(a, b)) return at::silu(a) * b;
   return SwiGLUGate::apply(a, b);
+}
+
+at::Tensor gate_stacked(const at::Tensor& gate_up) {
+  if (gate_up.dim() < 1 || gate_up.size(-1) % 2 != 0)
+    throw Error(fmt::format("SwiGLU gate: expected gate and up stacked, [..., 2F], got {}",
+                            fmt::join(gate_up.sizes(), "x")));
+  const auto [a, b] = halves(gate_up);
+  if (!fused(a, b)) {
+    const auto ab = gate_up.chunk(2, -1);  // backward: autograd gathers the two gradients into one
+    return at::silu(ab[0]) * ab[1];
+  }
+  return StackedSwiGLUGate::apply(gate_up);
 }
 
 }  // namespace ember::swiglu

@@ -2,10 +2,7 @@
 // kernels/swiglu_math.h), with its autograd: one fused pass forward and one backward, the CPU
 // loops (kernels/swiglu_cpu_loops.h) for CPU tensors and the CUDA kernel (kernels/swiglu_cuda.cu)
 // for CUDA ones, in place of ATen's silu, mul and their backward. Backward keeps a and b (kept
-// anyway as the projections' outputs), not SiLU(a): d_ff fewer values per token and layer. When a
-// and b are the two halves of one stacked projection (model/fused_projections.h), their gradients
-// are written as the halves of one buffer, which the projection's backward then reads as it is
-// instead of copying the two together.
+// anyway as the projections' outputs), not SiLU(a): d_ff fewer values per token and layer.
 //
 // Used wherever the kernels apply (fp32, fp64 and bf16 on a CPU or on a GPU the kernel runs on;
 // ATen's ops elsewhere) unless kernels.swiglu says aten (ember/kernels/kernel_choice.h).
@@ -16,8 +13,13 @@
 
 namespace ember::swiglu {
 
-// z = SiLU(a) * b.
+// z = SiLU(a) * b for operands of their own; their gradients are two tensors.
 at::Tensor gate(const at::Tensor& a, const at::Tensor& b);
+
+// The same for a and b stacked, gate_up = [a | b] [..., 2F] (model/fused_projections.h: the stacked
+// layout of {W_gate, W_up}, gate first); its gradient is one tensor of that layout, [da | db], written
+// by one pass, which the stacked projection's backward reads as it is.
+at::Tensor gate_stacked(const at::Tensor& gate_up);
 
 // The passes under the autograd function (tests call them directly).
 
@@ -30,7 +32,7 @@ bool fused_supported(const at::Tensor& a, const at::Tensor& b);
 at::Tensor gate_forward(const at::Tensor& a, const at::Tensor& b);
 
 // (dL/da, dL/db) for dz = dL/dz. `into`: a [..., 2F] buffer the two are written into as its halves
-// (the gradient of a stacked projection that produced a and b); undefined: two tensors of their own.
+// (gate_stacked's gradient); undefined: two tensors of their own.
 std::pair<at::Tensor, at::Tensor> gate_backward(const at::Tensor& a, const at::Tensor& b, const at::Tensor& dz,
                                                 const at::Tensor& into = {});
 

@@ -24,8 +24,9 @@ SwiGLU::SwiGLU(int64_t d_model, int64_t d_ff, double init_std, double out_std) {
 }
 
 at::Tensor SwiGLU::forward(const at::Tensor& x) const {
-  const auto gate_up = projections(x, {w_gate_, w_up_});  // one GEMM: x [W_gate; W_up]^T
-  return at::linear(swiglu::gate(gate_up[0], gate_up[1]), w_down_);
+  if (stacks_projections(x))  // one GEMM, x [W_gate; W_up]^T, and the gate's gradient one buffer
+    return at::linear(swiglu::gate_stacked(stacked_projection(x, {w_gate_, w_up_})), w_down_);
+  return at::linear(swiglu::gate(at::linear(x, w_gate_), at::linear(x, w_up_)), w_down_);
 }
 
 }  // namespace ember

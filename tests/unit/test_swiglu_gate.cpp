@@ -1,13 +1,18 @@
 // The fused SwiGLU gate (kernels/swiglu.h, kernels/swiglu_*) against ATen's silu(a) * b and its
 // autograd: fp64 to round-off, fp32 to its rounding, bf16 within one rounding of each fp64 element;
-// for separate operands, the two halves of one stacked tensor, strided and 3-d inputs; gradcheck in
-// fp64; the SwiGLU MLP in a model with the projections stacked (the halves' gradients written as one
-// buffer the projection's backward reads as it is) against the unfused model; and the switch.
+// for separate operands, the stacked layout, the halves of one tensor, strided and 3-d inputs;
+// gradcheck in fp64; the SwiGLU MLP in a model with the projections stacked (the gate's gradient
+// written as one buffer the projection's backward reads as it is, with no copy gathering it)
+// against the unfused model; and the switch.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <atomic>
+#include <functional>
+
 #include "ember/model/fused_projections.h"
 #include "ember/model/lm.h"
+#include "ember/model/mlp.h"
 #include "kernels/swiglu.h"
 #include "model_gradients.h"
 #include "rounding_steps.h"
@@ -20,7 +25,7 @@ struct Switch : ember::testing::ScopedFusion {  // the fused gate on or off for 
   explicit Switch(bool on) : ScopedFusion(ember::kernels::Op::swiglu, on) {}
 };
 
-enum class Layout { separate, halves, strided };
+enum class Layout { separate, stacked, halves, strided };
 
 struct Result {
   at::Tensor z, da, db;
@@ -32,15 +37,17 @@ Result run(const at::Tensor& ab, const at::Tensor& probe, Layout layout, bool fu
   Switch s(fused);
   const int64_t F = ab.size(-1) / 2;
   auto leaf = ab.detach().clone().requires_grad_(true);
-  at::Tensor a, b;
-  if (layout == Layout::halves) {
+  at::Tensor a, b, z;
+  if (layout == Layout::stacked) {
+    z = ember::swiglu::gate_stacked(leaf);
+  } else if (layout == Layout::halves) {
     a = leaf.narrow(-1, 0, F), b = leaf.narrow(-1, F, F);
   } else if (layout == Layout::separate) {
     a = leaf.narrow(-1, 0, F).contiguous(), b = leaf.narrow(-1, F, F).contiguous();
   } else {  // rows that are not evenly strided: a [T, B, F] view of [B, T, F]
     a = leaf.narrow(-1, 0, F).transpose(0, 1), b = leaf.narrow(-1, F, F).transpose(0, 1);
   }
-  auto z = ember::swiglu::gate(a, b);
+  if (!z.defined()) z = ember::swiglu::gate(a, b);
   auto p = layout == Layout::strided ? probe.transpose(0, 1) : probe;
   (z.to(at::kDouble) * p).sum().backward();
   auto g = leaf.grad();
@@ -70,7 +77,7 @@ TEST(SwiGLUGate, EqualsAtenInEveryPrecisionAndLayout) {
     const auto want = run(ab.to(at::kDouble), probe, Layout::separate, false);  // ATen in fp64 on the same values
     // fp64: round-off; fp32: its rounding; bf16 (expect_close; here only to scale ATen's): 2^-8 with margin.
     const double tol = dtype == at::kDouble ? 1e-13 : dtype == at::kFloat ? 1e-6 : 1.0 / 128;
-    for (const auto layout : {Layout::separate, Layout::halves, Layout::strided}) {
+    for (const auto layout : {Layout::separate, Layout::stacked, Layout::halves, Layout::strided}) {
       const auto got = run(ab, probe, layout, true);
       const std::string what = std::string(c10::toString(dtype)) + " layout " + std::to_string(int(layout));
       EXPECT_EQ(got.z.scalar_type(), dtype) << what;
@@ -88,8 +95,8 @@ TEST(SwiGLUGate, PassesGradcheckInFloat64) {
   torch::manual_seed(5);
   const auto ab = torch::randn({2, 5, 8}, torch::kDouble), probe = torch::randn({2, 5, 4}, torch::kDouble);
   Switch on(true);
-  auto loss = [&](const at::Tensor& v) {  // the halves of one buffer: the stacked path
-    return (probe * ember::swiglu::gate(v.narrow(-1, 0, 4), v.narrow(-1, 4, 4)).sin()).sum();
+  auto loss = [&](const at::Tensor& v) {  // the stacked layout
+    return (probe * ember::swiglu::gate_stacked(v).sin()).sum();
   };
   auto leaf = ab.clone().requires_grad_(true);
   const auto grad = torch::autograd::grad({loss(leaf)}, {leaf})[0];
@@ -131,11 +138,50 @@ TEST(SwiGLUGate, TheMlpInAModelEqualsTheUnfusedOne) {
     EXPECT_LE(relative(fused[i], plain[i]), 1e-12) << (i == 0 ? "loss" : "gradient " + std::to_string(i - 1));
 }
 
+std::atomic<int> cats{0};
+
+// The aten::cat ops of f(), counted on every thread (backward's included).
+int cats_of(const std::function<void()>& f) {
+  cats = 0;
+  const auto handle = at::addGlobalCallback(
+      at::RecordFunctionCallback([](const at::RecordFunction& fn) -> std::unique_ptr<at::ObserverContext> {
+        if (std::string(fn.name()) == "aten::cat") ++cats;
+        return nullptr;
+      }));
+  f();
+  at::removeCallback(handle);
+  return cats.load();
+}
+
+// The stacked projection and the fused gate meet in one layout (model/fused_projections.h): the gate
+// writes its gradient as one buffer and the projection reads it as it is. The only concatenations
+// of the MLP's forward and backward are then the stacked weight's, made once in each; a change that
+// hands the gate its operands apart (or copies them) brings back the copy gathering the gradients,
+// and the count here, as it does with the gate on ATen's ops.
+TEST(SwiGLUGate, TheStackedProjectionReadsTheGatesGradientAsItIs) {
+  const ember::testing::ScopedFusion stacked(ember::kernels::Op::projections, true);
+  torch::manual_seed(6);
+  ember::SwiGLU mlp(16, 24, 0.02, 0.02);
+  const auto x = torch::randn({4, 32, 16});  // 128 rows: stacked
+  auto step = [&] {
+    auto xv = x.clone().requires_grad_(true);
+    mlp.forward(xv).sum().backward();
+  };
+  const int fused = [&] { Switch on(true); return cats_of(step); }();
+  const int aten = [&] { Switch off(false); return cats_of(step); }();
+  EXPECT_EQ(fused, 2) << "the stacked weight in forward and in backward, and nothing else";
+  EXPECT_EQ(aten, 3) << "and the copy gathering the gate's and the up's gradients";
+}
+
 TEST(SwiGLUGate, UnsupportedInputsTakeAtensOps) {
   Switch on(true);
   const auto a = torch::randn({4, 6}).to(at::kHalf), b = torch::randn({4, 6}).to(at::kHalf);
   EXPECT_FALSE(ember::swiglu::fused_supported(a, b));
   EXPECT_TRUE(at::equal(ember::swiglu::gate(a, b), at::silu(a) * b));
+  const auto ab = at::cat({a, b}, -1);
+  EXPECT_TRUE(at::equal(ember::swiglu::gate_stacked(ab), at::silu(a) * b));
+  EXPECT_NE(ember::testing::error_message([&] { ember::swiglu::gate_stacked(torch::randn({4, 5})); }).find("[..., 2F]"),
+            std::string::npos);
   EXPECT_FALSE(ember::swiglu::fused_supported(torch::randn({4, 6}), torch::randn({4, 6}, torch::kDouble)));
 }
 

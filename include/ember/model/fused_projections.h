@@ -1,10 +1,12 @@
 // Projections that read the same input, as one GEMM: y_i = x W_i^T for weights W_i [n_i, d] is
-// x [W_1; ...; W_k]^T split back into its k column blocks. Attention's q, k, v (and gate) and
-// SwiGLU's gate and up are such sets. Against one linear per weight it casts x to the autocast
-// dtype once instead of k times and keeps one matmul-dtype copy of x for backward instead of k;
-// backward gathers the blocks' gradients into one tensor (a copy the size of y, unless their
-// consumer wrote them as one buffer, as the fused SwiGLU gate does) and forms dL/dx and
-// the stacked dL/dW with one GEMM each, instead of k GEMMs and k - 1 additions for dL/dx. The
+// x [W_1; ...; W_k]^T, the stacked layout: one tensor [..., n_1 + ... + n_k], the blocks side by
+// side in the order of the weights. Attention's q, k, v (and gate) and SwiGLU's gate and up are such
+// sets. Against one linear per weight it casts x to the autocast dtype once instead of k times and
+// keeps one matmul-dtype copy of x for backward instead of k; backward takes the stacked output's
+// gradient, one tensor of the same layout, and forms dL/dx and the stacked dL/dW with one GEMM
+// each, instead of k GEMMs and k - 1 additions for dL/dx. A consumer that takes the stacked layout
+// whole (kernels/swiglu.h, swiglu::gate_stacked) writes that gradient as one buffer; projections()
+// hands out the blocks, whose gradients autograd gathers into one (a copy the size of y). The
 // parameters stay separate (checkpoints, HF export and analyses see the same names); the stacked
 // weight is a transient copy in forward and in backward, not kept between them. Below 64 rows of x
 // (decoding) it runs one linear per weight.
@@ -19,7 +21,16 @@
 
 namespace ember {
 
-// [x W_1^T, ..., x W_k^T] for x [..., d] and W_i [n_i, d].
+// Whether projections of x are stacked: kernels.projections says so and x has 64 rows or more (a
+// function of the shape, so that a checkpointed block's recompute takes its forward's path).
+bool stacks_projections(const at::Tensor& x);
+
+// x [W_1; ...; W_k]^T, [..., n_1 + ... + n_k]: the stacked layout, as one GEMM whatever
+// stacks_projections says (callers ask it first).
+at::Tensor stacked_projection(const at::Tensor& x, const std::vector<at::Tensor>& weights);
+
+// [x W_1^T, ..., x W_k^T] for x [..., d] and W_i [n_i, d]: the stacked layout's blocks where
+// stacks_projections(x), else one linear per weight.
 std::vector<at::Tensor> projections(const at::Tensor& x, const std::vector<at::Tensor>& weights);
 
 }  // namespace ember
