@@ -13,6 +13,11 @@ bool autocast_enabled(at::Device device) {
 
 at::ScalarType autocast_dtype(at::Device device) { return at::autocast::get_autocast_dtype(device.type()); }
 
+std::optional<at::ScalarType> normed_dtype(InputPrecision reader, at::Device device) {
+  if (reader == InputPrecision::matmul && autocast_enabled(device)) return autocast_dtype(device);
+  return std::nullopt;
+}
+
 AutocastScope::AutocastScope(at::Device device, bool enabled) : type_(device.type()), enabled_(enabled) {
   if (!enabled_) return;
   was_enabled_ = at::autocast::is_autocast_enabled(type_);

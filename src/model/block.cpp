@@ -5,7 +5,6 @@
 #include "ember/model/mixer_registry.h"
 #include "ember/model/nonfinite_trace.h"
 
-#include <optional>
 #include <utility>
 
 namespace ember {
@@ -36,10 +35,8 @@ void Block::run(ResidualStream& stream, const Rope& rope, const ChainContext& co
                 BlockTrace* trace) {
   {
     TraceScope scope("mixer");
-    const auto device = stream.stream().device();
-    std::optional<at::ScalarType> low;
-    if (mixer_->reads_input_through_projections() && autocast_enabled(device)) low = autocast_dtype(device);
-    const auto normed = stream.normed(*mixer_norm_, low);
+    const auto y_type = normed_dtype(mixer_->input_precision(), stream.stream().device());
+    const auto normed = stream.normed(*mixer_norm_, y_type);
     auto mixed = decoding ? mixer_->decode(normed, rope, decoding->mixer) : mixer_->forward(normed, rope);
     if (trace) *trace = {stream.stream(), mixed, stream.stream() + mixed, {}, normed};
     stream.add(std::move(mixed));

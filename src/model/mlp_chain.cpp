@@ -19,9 +19,7 @@ MlpChain::MlpChain(torch::nn::Module& owner, const FeedForwardContext& ctx, cons
 void MlpChain::forward(ResidualStream& stream, const ChainContext& context, std::unique_ptr<ChainState>* state) {
   if (state && !*state && context.defined()) *state = make_state();
   ChainState* decoding = state ? state->get() : nullptr;
-  const auto device = stream.stream().device();
-  std::optional<at::ScalarType> low;
-  if (levels_read_through_projections() && autocast_enabled(device)) low = autocast_dtype(device);
+  const auto low = normed_dtype(levels_input_precision(), stream.stream().device());
   for (size_t l = 0; l < mlps_.size(); ++l) {
     TraceScope scope(mlps_.size() == 1 ? "mlp" : "mlps", mlps_.size() == 1 ? -1 : static_cast<int64_t>(l));
     const auto u = stream.normed(*norms_[l], low);

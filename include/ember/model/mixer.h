@@ -6,6 +6,7 @@
 
 #include <memory>
 
+#include "ember/model/autocast.h"
 #include "ember/model/model_config.h"
 #include "ember/model/rope.h"
 
@@ -40,9 +41,10 @@ class Mixer : public torch::nn::Module {
   virtual const MixerMemory* memory() const { return nullptr; }
   // Its softmax attention, for diagnostics; null: it has none (model/mixer_attention.h).
   virtual const MixerAttention* attention() const { return nullptr; }
-  // Whether forward reads its input only through projections, which cast it to the autocast dtype
-  // anyway: the block's norm then writes it in that dtype (model/norm.h). False keeps it fp32.
-  virtual bool reads_input_through_projections() const { return false; }
+  // How precisely forward needs its normed input (model/autocast.h): `matmul` when it reads it
+  // through projections alone, so that the block's norm may write it in the autocast dtype; the
+  // stream's (fp32) when anything else reads it (a convolution, a memory's update).
+  virtual InputPrecision input_precision() const { return InputPrecision::stream; }
 };
 
 // What every mixer is built from: the chassis sizes of its layer and the seam's config (a factory

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ember/config/kind_sections.h"
+#include "ember/model/autocast.h"
 #include "ember/model/mlp.h"
 #include "ember/model/norm.h"
 #include "ember/model/residual_stream.h"
@@ -63,10 +64,9 @@ class MlpChain {
   virtual at::Tensor level(size_t l, const at::Tensor& u, const at::Tensor& x, const ChainContext& context,
                            ChainState* state);
   virtual std::unique_ptr<ChainState> make_state() const { return nullptr; }
-  // Whether every level reads its normed input only through its projections, which cast it to the
-  // autocast dtype anyway: the norm then writes it in that dtype (a chain that learns in context
-  // reads it in fp32 too, and says no).
-  virtual bool levels_read_through_projections() const { return true; }
+  // How precisely the levels need their normed inputs (model/autocast.h): an MLP reads its input
+  // through its projections alone (`matmul`); a chain that learns in context reads it in fp32 too.
+  virtual InputPrecision levels_input_precision() const { return InputPrecision::matmul; }
   std::vector<std::shared_ptr<RMSNorm>> norms_;
   std::vector<std::shared_ptr<SwiGLU>> mlps_;
 };

@@ -53,7 +53,8 @@ class Attention : public Mixer, public MixerAttention {
   int64_t extra_flops_per_token(int64_t seq_len) const override;
   int64_t causal_masked_flops_per_token(int64_t seq_len) const override;
   double activation_bytes_per_token(int64_t elem) const override;
-  bool reads_input_through_projections() const override { return true; }  // q, k, v (and gate): one GEMM
+  // q, k, v (and gate) are its input's only readers: projections
+  InputPrecision input_precision() const override { return InputPrecision::matmul; }
   const MixerAttention* attention() const override { return this; }
   void set_impl(AttentionImpl impl) { impl_ = impl; }
   at::Tensor gate_values(const at::Tensor& x) const override;

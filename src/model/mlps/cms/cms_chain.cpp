@@ -33,8 +33,9 @@ at::Tensor CmsChain::level(size_t l, const at::Tensor& u, const at::Tensor& x, c
                             static_cast<CmsChainState&>(*state).levels[l]);
 }
 
-bool CmsChain::levels_read_through_projections() const {
-  return std::none_of(updates_.begin(), updates_.end(), [](const LevelUpdate& u) { return u.learns(); });
+InputPrecision CmsChain::levels_input_precision() const {
+  const bool learns = std::any_of(updates_.begin(), updates_.end(), [](const LevelUpdate& u) { return u.learns(); });
+  return learns ? InputPrecision::stream : InputPrecision::matmul;
 }
 
 std::unique_ptr<ChainState> CmsChain::make_state() const {

@@ -29,7 +29,7 @@ class CmsChain : public MlpChain {
   at::Tensor level(size_t l, const at::Tensor& u, const at::Tensor& x, const ChainContext& context,
                    ChainState* state) override;
   std::unique_ptr<ChainState> make_state() const override;
-  bool levels_read_through_projections() const override;  // not when a level learns in context
+  InputPrecision levels_input_precision() const override;  // the stream's when a level learns in context
 
  private:
   std::vector<LevelUpdate> updates_;  // per level; empty: all static
