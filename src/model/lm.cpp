@@ -102,7 +102,7 @@ at::Tensor LanguageModel::loss(const at::Tensor& ids, const at::Tensor& targets)
 
 at::Tensor LanguageModel::training_loss(const at::Tensor& ids, const at::Tensor& targets, double loss_scale) {
   check_token_ids(targets, cfg_.vocab_size, "loss targets");
-  auto table = embedding_->expect_head_gradient();  // a tied table completes the head's gradient in place
+  auto table = embedding_->share_gradient_with_head();  // a tied table's lookup adds its rows into the head's
   return head_loss(hidden(ids), targets, {loss_scale, true, table});
 }
 

@@ -56,7 +56,7 @@ TableEmbedding::TableEmbedding(int64_t vocab, int64_t dim, double init_std, bool
   weight_ = register_parameter("weight", normal_parameter({vocab, dim}, init_std));
 }
 
-std::shared_ptr<TiedTableGradient> TableEmbedding::expect_head_gradient() {
+std::shared_ptr<TiedTableGradient> TableEmbedding::share_gradient_with_head() {
   if (!tied_ || !(weight_.is_cpu() || weight_.is_cuda())) return nullptr;  // no sparse kernels on meta
   next_ = std::make_shared<TiedTableGradient>();
   return next_;

@@ -21,9 +21,11 @@ class Embedding : public torch::nn::Module {
   at::Tensor forward(const at::Tensor& ids);
   // The V x D table the output head shares, or an undefined tensor when the head is untied.
   virtual at::Tensor tied_table() const { return {}; }
-  // For a tied table: a place the next lookup's backward takes the head's gradient from, to add its
-  // rows into in place (model/tied_gradient.h); null when the kind has no tied table.
-  virtual std::shared_ptr<TiedTableGradient> expect_head_gradient() { return nullptr; }
+  // For a table the output head shares: the one gradient of that table the head and the next lookup
+  // form together (model/tied_gradient.h), the lookup's rows added into the head's in place, where
+  // autograd would add them into a copy of the dense V x D gradient; null when the kind has no tied
+  // table. The head's loss hands the handoff its gradient (model/linear_cross_entropy.h).
+  virtual std::shared_ptr<TiedTableGradient> share_gradient_with_head() { return nullptr; }
   // The full V x D input embedding, computed in chunks of `chunk` ids (for capacity analysis).
   virtual at::Tensor materialize(int64_t chunk = 4096);
   virtual int64_t vocab_size() const = 0;

@@ -9,7 +9,7 @@ class TableEmbedding : public Embedding {
   TableEmbedding(int64_t vocab, int64_t dim, double init_std, bool tied);
   at::Tensor embed(const at::Tensor& ids) override;
   at::Tensor tied_table() const override { return tied_ ? weight_ : at::Tensor(); }
-  std::shared_ptr<TiedTableGradient> expect_head_gradient() override;
+  std::shared_ptr<TiedTableGradient> share_gradient_with_head() override;
   at::Tensor materialize(int64_t chunk) override { return weight_.detach().clone(); }
   int64_t vocab_size() const override { return weight_.size(0); }
 
