@@ -4,7 +4,7 @@
 #include <torch/torch.h>
 
 #include "ember/model/autocast.h"
-#include "ember/model/fused_projections.h"
+#include "kernels/projections.h"
 #include "ember/model/mixers/attention.h"
 #include "ember/train/adamw.h"
 #include "ember/kernels/kernel_choice.h"
@@ -56,7 +56,7 @@ void BM_AttentionReference(benchmark::State& state) {
 BENCHMARK(BM_AttentionReference)->Apply(attention_args);
 
 // SwiGLU's gate and up projections and the gate z = SiLU(x W_gate) (x W_up), forward and backward,
-// as the MLP runs them with the projections stacked (model/fused_projections.h): the fused gate
+// as the MLP runs them with the projections stacked (kernels/projections.h): the fused gate
 // (kernels/swiglu.h; Arg 1) against ATen's silu, mul and their autograd (Arg 0); range(1): 0 fp32,
 // 1 bf16 autocast. 2048 rows, d 512, d_ff 1376.
 void BM_SwiGLUGate(benchmark::State& state) {
@@ -71,7 +71,7 @@ void BM_SwiGLUGate(benchmark::State& state) {
     at::Tensor z;
     {
       ember::AutocastScope amp(at::kCPU, bf16);
-      const auto gu = ember::projections(x, {wg, wu});
+      const auto gu = ember::projections::of(x, {wg, wu});
       z = ember::swiglu::gate(gu[0], gu[1]);
     }
     z.sum().backward();

@@ -16,7 +16,7 @@ namespace ember::swiglu {
 // z = SiLU(a) * b for operands of their own; their gradients are two tensors.
 at::Tensor gate(const at::Tensor& a, const at::Tensor& b);
 
-// The same for a and b stacked, gate_up = [a | b] [..., 2F] (model/fused_projections.h: the stacked
+// The same for a and b stacked, gate_up = [a | b] [..., 2F] (kernels/projections.h: the stacked
 // layout of {W_gate, W_up}, gate first); its gradient is one tensor of that layout, [da | db], written
 // by one pass, which the stacked projection's backward reads as it is.
 at::Tensor gate_stacked(const at::Tensor& gate_up);

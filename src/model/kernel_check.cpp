@@ -12,7 +12,7 @@
 #include <memory>
 
 #include "ember/model/autocast.h"
-#include "ember/model/fused_projections.h"
+#include "kernels/projections.h"
 #include "ember/model/linear_cross_entropy.h"
 #include "ember/model/norm.h"
 #include "ember/model/rope.h"
@@ -119,7 +119,7 @@ Trial projections_trial(Inputs& in, bool bf16) {
             const AutocastScope autocast(x.device(), bf16);
             Tensors leaves{leaf(x)};
             for (const auto& w : weights) leaves.push_back(leaf(w));
-            auto ys = projections(leaves[0], {leaves.begin() + 1, leaves.end()});
+            auto ys = projections::of(leaves[0], {leaves.begin() + 1, leaves.end()});
             auto loss = at::zeros({}, x.options());
             for (size_t i = 0; i < ys.size(); ++i) loss = loss + (ys[i].to(at::kFloat) * upstream[i]).sum();
             Tensors out;

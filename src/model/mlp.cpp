@@ -1,6 +1,6 @@
 #include "ember/model/mlp.h"
 
-#include "ember/model/fused_projections.h"
+#include "kernels/projections.h"
 #include "ember/model/init.h"
 #include "ember/kernels/kernel_choice.h"
 #include "kernels/swiglu.h"
@@ -24,8 +24,8 @@ SwiGLU::SwiGLU(int64_t d_model, int64_t d_ff, double init_std, double out_std) {
 }
 
 at::Tensor SwiGLU::forward(const at::Tensor& x) const {
-  if (stacks_projections(x))  // one GEMM, x [W_gate; W_up]^T, and the gate's gradient one buffer
-    return at::linear(swiglu::gate_stacked(stacked_projection(x, {w_gate_, w_up_})), w_down_);
+  if (projections::stacks(x))  // one GEMM, x [W_gate; W_up]^T, and the gate's gradient one buffer
+    return at::linear(swiglu::gate_stacked(projections::stacked(x, {w_gate_, w_up_})), w_down_);
   return at::linear(swiglu::gate(at::linear(x, w_gate_), at::linear(x, w_up_)), w_down_);
 }
 

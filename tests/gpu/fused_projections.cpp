@@ -1,4 +1,4 @@
-// ctest gpu.fused_projections (label gpu): the stacked projections (model/fused_projections.h),
+// ctest gpu.fused_projections (label gpu): the stacked projections (kernels/projections.h),
 // on by default for CUDA inputs, against one linear per weight in a gated-attention model on the
 // GPU: logits and every parameter's gradient, fp32 to round-off and under bf16 autocast within its
 // rounding; and the default (automatic) mode takes the stacked path there, bit for bit.
@@ -9,7 +9,7 @@
 #include <map>
 
 #include "ember/model/autocast.h"
-#include "ember/model/fused_projections.h"
+#include "kernels/projections.h"
 #include "ember/model/lm.h"
 #include "ember/kernels/kernel_choice.h"
 #include "tests/gpu/gpu_precondition.h"

@@ -1,4 +1,4 @@
-// Projections that read one input as one GEMM (model/fused_projections.h) against one at::linear per
+// Projections that read one input as one GEMM (kernels/projections.h) against one at::linear per
 // weight: outputs and the gradients of the input and every weight, in float64 and float32 to
 // round-off and under bf16 autocast within its rounding; gradcheck in float64; and every attention
 // kind and the SwiGLU MLP in a model, forward, loss gradients and decoding, fused against unfused.
@@ -6,7 +6,7 @@
 #include <torch/torch.h>
 
 #include "ember/model/autocast.h"
-#include "ember/model/fused_projections.h"
+#include "kernels/projections.h"
 #include "ember/model/lm.h"
 #include "ember/model/mixers/attention.h"
 #include "test_helpers.h"
@@ -31,7 +31,7 @@ Run run(bool fused, const at::Tensor& x0, const std::vector<at::Tensor>& w0, boo
   std::vector<at::Tensor> out;
   {
     ember::AutocastScope amp(at::kCPU, bf16);
-    out = ember::projections(x, w);
+    out = ember::projections::of(x, w);
   }
   at::Tensor total = at::zeros({}, x0.options());
   for (size_t i = 0; i < out.size(); ++i)  // a different weighting per part, so a swapped part shows
@@ -100,7 +100,7 @@ TEST(FusedProjections, PassGradcheckInFloat64) {
   const auto probe0 = torch::randn({2, 32, 3}, torch::kDouble), probe1 = torch::randn({2, 32, 2}, torch::kDouble);
   FusedProjections on(true);
   auto loss = [&](const std::vector<at::Tensor>& v) {  // a scalar of both parts, non-linear in each
-    auto y = ember::projections(v[0], {v[1], v[2]});
+    auto y = ember::projections::of(v[0], {v[1], v[2]});
     return (probe0 * y[0].sin()).sum() + (probe1 * y[1] * y[1]).sum();
   };
   std::vector<at::Tensor> leaves;

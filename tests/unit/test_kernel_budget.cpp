@@ -3,7 +3,7 @@
 // train/profile_summary.h; on a GPU each is a kernel or more). A fusion lowers the count; a change
 // that adds ops to every block fails here until its limit is raised on purpose (and lowered when a
 // fusion lands). The limits are the counts measured on 2026-12-06 (torch 2.15) with the projections
-// that read one input stacked (model/fused_projections.h), the SwiGLU gate fused
+// that read one input stacked (kernels/projections.h), the SwiGLU gate fused
 // (kernels/swiglu.h; before it: attention 69 fp32 / 98 bf16, gated_attention 75, titans 1633,
 // hope_attention 162), RoPE keeping the heads' layout (model/rope.h; attention bf16 94 before:
 // the transpose copies of q's and k's gradients) and the norms fused with the residual add before
@@ -19,7 +19,7 @@
 #include <utility>
 
 #include "ember/model/autocast.h"
-#include "ember/model/fused_projections.h"
+#include "kernels/projections.h"
 #include "ember/model/norm.h"
 #include "ember/model/lm.h"
 #include "ember/train/step_profiler.h"

@@ -10,7 +10,7 @@
 #include <atomic>
 #include <functional>
 
-#include "ember/model/fused_projections.h"
+#include "kernels/projections.h"
 #include "ember/model/lm.h"
 #include "ember/model/mlp.h"
 #include "kernels/swiglu.h"
@@ -153,7 +153,7 @@ int cats_of(const std::function<void()>& f) {
   return cats.load();
 }
 
-// The stacked projection and the fused gate meet in one layout (model/fused_projections.h): the gate
+// The stacked projection and the fused gate meet in one layout (kernels/projections.h): the gate
 // writes its gradient as one buffer and the projection reads it as it is. The only concatenations
 // of the MLP's forward and backward are then the stacked weight's, made once in each; a change that
 // hands the gate its operands apart (or copies them) brings back the copy gathering the gradients,

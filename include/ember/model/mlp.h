@@ -1,5 +1,5 @@
 // SwiGLU MLP: (SiLU(x W_gate) * (x W_up)) W_down, no biases (docs/mixers.md, the chassis); the gate
-// and up projections as one GEMM (model/fused_projections.h), the gate as one kernel (kernels/swiglu.h).
+// and up projections as one GEMM (kernels/projections.h), the gate as one kernel (kernels/swiglu.h).
 // Parameters 3 d d_ff: the width d_ff is per layer (the taper seam).
 #pragma once
 #include <torch/nn/module.h>

@@ -1,6 +1,6 @@
 #include "ember/model/mixers/attention.h"
 
-#include "ember/model/fused_projections.h"
+#include "kernels/projections.h"
 #include "ember/model/init.h"
 #include "ember/util/error.h"
 
@@ -53,7 +53,7 @@ at::Tensor Attention::split_heads(const at::Tensor& y, int64_t h) const {
 Attention::Projected Attention::project(const at::Tensor& x) const {
   std::vector<at::Tensor> weights{wq_, wk_, wv_};
   if (wg_.defined()) weights.push_back(wg_);
-  const auto y = projections(x, weights);  // one GEMM: x [W_Q; W_K; W_V; W_theta]^T
+  const auto y = projections::of(x, weights);  // one GEMM: x [W_Q; W_K; W_V; W_theta]^T
   return {split_heads(y[0], n_heads_), split_heads(y[1], n_kv_heads_), split_heads(y[2], n_kv_heads_),
           wg_.defined() ? gate_of(y[3]) : at::Tensor()};
 }

@@ -66,7 +66,7 @@ class Attention : public Mixer, public MixerAttention {
 
  private:
   // q, k, v [B, h, T, d_h] of x and its gate G (undefined without one): the projections that read
-  // x, as one GEMM (model/fused_projections.h).
+  // x, as one GEMM (kernels/projections.h).
   struct Projected {
     at::Tensor q, k, v, gate;
   };

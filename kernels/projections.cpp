@@ -1,20 +1,29 @@
-#include "ember/model/fused_projections.h"
+#include "kernels/projections.h"
 
 #include <algorithm>
 
 #include <ATen/autocast_mode.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
 #include <torch/autograd.h>
 
-#include "ember/model/autocast.h"
 #include "ember/kernels/kernel_choice.h"
 
-namespace ember {
+namespace ember::projections {
 namespace {
 
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
 at::Tensor as(const at::Tensor& t, at::ScalarType dtype) { return t.scalar_type() == dtype ? t : t.to(dtype); }
+
+// The dtype autocast would give x's matmul: its autocast dtype where autocast is on for x's device
+// (CPU or CUDA) and x is eligible, else x's own.
+at::ScalarType matmul_dtype(const at::Tensor& x) {
+  const auto type = x.device().type();
+  const bool known = type == at::kCPU || type == at::kCUDA;
+  const bool amp = known && at::autocast::is_autocast_enabled(type) && at::autocast::is_autocast_eligible(x, type);
+  return amp ? at::autocast::get_autocast_dtype(type) : x.scalar_type();
+}
 
 // y = x [W_1; ...; W_k]^T as one GEMM, in the stacked layout. The stacked weight is a transient
 // copy in forward and again in backward, never kept between them: what backward keeps is x in the
@@ -24,10 +33,9 @@ at::Tensor as(const at::Tensor& t, at::ScalarType dtype) { return t.scalar_type(
 // each.
 struct StackedLinear : torch::autograd::Function<StackedLinear> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, at::TensorList weights) {
-    const bool amp = autocast_enabled(x.device()) && at::autocast::is_autocast_eligible(x, x.device().type());
-    const auto dtype = amp ? autocast_dtype(x.device()) : x.scalar_type();
+    const auto dtype = matmul_dtype(x);
     variable_list saved;
-    const NoAutocastScope off(x.device());  // the operands are cast here, once
+    const c10::impl::ExcludeDispatchKeyGuard off(c10::autocast_dispatch_keyset);  // the operands are cast here, once
     saved.push_back(as(x, dtype));
     // not autocast's cache: a cast made here has no graph to share
     for (const auto& w : weights) saved.push_back(as(w, dtype));
@@ -66,24 +74,24 @@ constexpr int64_t kMinStackedRows = 64;
 
 }  // namespace
 
-bool stacks_projections(const at::Tensor& x) {
+bool stacks(const at::Tensor& x) {
   const bool few_rows = x.numel() / std::max<int64_t>(x.size(-1), 1) < kMinStackedRows;
   return kernels::use_fused(kernels::Op::projections, x.device()) && !few_rows;
 }
 
-at::Tensor stacked_projection(const at::Tensor& x, const std::vector<at::Tensor>& weights) {
+at::Tensor stacked(const at::Tensor& x, const std::vector<at::Tensor>& weights) {
   return StackedLinear::apply(x, at::TensorList(weights));  // a TensorList: each weight an input of the graph
 }
 
-std::vector<at::Tensor> projections(const at::Tensor& x, const std::vector<at::Tensor>& weights) {
-  if (weights.size() > 1 && stacks_projections(x)) {
+std::vector<at::Tensor> of(const at::Tensor& x, const std::vector<at::Tensor>& weights) {
+  if (weights.size() > 1 && stacks(x)) {
     std::vector<int64_t> widths;
     for (const auto& w : weights) widths.push_back(w.size(0));
-    return stacked_projection(x, weights).split_with_sizes(widths, -1);  // backward: one gathering copy
+    return stacked(x, weights).split_with_sizes(widths, -1);  // backward: one gathering copy
   }
   std::vector<at::Tensor> out;
   for (const auto& w : weights) out.push_back(at::linear(x, w));
   return out;
 }
 
-}  // namespace ember
+}  // namespace ember::projections

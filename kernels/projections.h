@@ -11,7 +11,8 @@
 // weight is a transient copy in forward and in backward, not kept between them. Below 64 rows of x
 // (decoding) it runs one linear per weight.
 //
-// kernels.projections (ember/kernels/kernel_choice.h) says whether it stacks; its built-in default stacks
+// kernels.projections (ember/kernels/kernel_choice.h) says whether it stacks (an op of ATen's GEMMs:
+// no loops or CUDA kernel of its own); its built-in default stacks
 // for CUDA inputs only: on the CPU no gain was measured (bench/RESULTS.md, "Fused projections";
 // `auto` times both on the device, ember/kernels/kernel_choice.h).
 #pragma once
@@ -19,18 +20,18 @@
 
 #include <vector>
 
-namespace ember {
+namespace ember::projections {
 
 // Whether projections of x are stacked: kernels.projections says so and x has 64 rows or more (a
 // function of the shape, so that a checkpointed block's recompute takes its forward's path).
-bool stacks_projections(const at::Tensor& x);
+bool stacks(const at::Tensor& x);
 
-// x [W_1; ...; W_k]^T, [..., n_1 + ... + n_k]: the stacked layout, as one GEMM whatever
-// stacks_projections says (callers ask it first).
-at::Tensor stacked_projection(const at::Tensor& x, const std::vector<at::Tensor>& weights);
+// x [W_1; ...; W_k]^T, [..., n_1 + ... + n_k]: the stacked layout, as one GEMM whatever stacks(x)
+// says (callers ask it first), with its autograd.
+at::Tensor stacked(const at::Tensor& x, const std::vector<at::Tensor>& weights);
 
 // [x W_1^T, ..., x W_k^T] for x [..., d] and W_i [n_i, d]: the stacked layout's blocks where
-// stacks_projections(x), else one linear per weight.
-std::vector<at::Tensor> projections(const at::Tensor& x, const std::vector<at::Tensor>& weights);
+// stacks(x), else one linear per weight.
+std::vector<at::Tensor> of(const at::Tensor& x, const std::vector<at::Tensor>& weights);
 
-}  // namespace ember
+}  // namespace ember::projections
