@@ -69,7 +69,7 @@ void Heartbeat::State::beat() {
     } else {
       store_error = error;
     }
-    wake.wait_for(lock, std::chrono::seconds(1), [&] { return stop; });
+    wake.wait_for(lock, opt.period, [&] { return stop; });
   }
   lock.unlock();
   try {
@@ -102,7 +102,7 @@ std::string Heartbeat::State::lost_now(beat_clock::time_point now) {
 
 void Heartbeat::State::watch() {
   std::unique_lock<std::mutex> lock(mu);
-  while (!wake.wait_for(lock, std::chrono::seconds(1), [&] { return stop; })) {
+  while (!wake.wait_for(lock, opt.period, [&] { return stop; })) {
     const std::string lost = lost_now(beat_clock::now());
     if (lost.empty()) continue;
     lock.unlock();

@@ -1,8 +1,8 @@
 // Private to src/distributed: the ranks' heartbeats, watched all the time a job runs.
 //
-// Each rank bumps its counter in the store once a second and reads every rank's counter in the same
+// Each rank bumps its counter in the store once a `period` (a second) and reads every rank's counter in the same
 // round trip (one multiGet), from a thread of its own and, over TCP, a store connection of its own.
-// A second thread looks at what the first saw once a second: a peer whose counter stood still for
+// A second thread looks at what the first saw once a period: a peer whose counter stood still for
 // `watch_timeout`, or a store that did not answer for that long (the master's host is gone or cut
 // off), is reported through `on_lost` with one line that names it. A rank that ends normally adds
 // kFinished to its counter, so that its peers do not report it. watch_timeout 0: beat only.
@@ -22,6 +22,8 @@ std::string heartbeat_key(int rank);
 struct HeartbeatOptions {
   int rank = 0, world = 1;
   std::chrono::seconds watch_timeout{0};  // 0: beat, do not watch
+  std::chrono::milliseconds period{1000};  // between beats, and between looks of the watch (the unit
+                                           // tests beat faster to time out sooner)
   std::string store_address;              // "host:port" of the store, for the message
   std::vector<std::string> hosts;         // each rank's "address (host name)", for the message
 };

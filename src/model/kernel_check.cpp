@@ -10,6 +10,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <stdexcept>
 
 #include "ember/model/autocast.h"
 #include "kernels/projections.h"
@@ -157,12 +158,12 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-// Both paths' median time over 5 rounds that alternate which goes first (ABBA...), after a warm-up
-// of each (each ran once already, for the comparison), so that a drift of the machine hits both.
-std::pair<double, double> fused_and_aten_ms(const at::Device& device, const Trial& trial) {
+// Both paths' median time over `rounds` rounds that alternate which goes first (ABBA...), after a
+// warm-up of each (each ran once already, for the comparison), so that a drift of the machine hits both.
+std::pair<double, double> fused_and_aten_ms(const at::Device& device, const Trial& trial, int rounds) {
   trial.run(false), trial.run(true);
   std::vector<double> fused, aten;
-  for (int round = 0; round < 5; ++round) {
+  for (int round = 0; round < rounds; ++round) {
     const bool fused_first = round % 2 == 0;
     (fused_first ? fused : aten).push_back(elapsed_ms(device, trial, fused_first));
     (fused_first ? aten : fused).push_back(elapsed_ms(device, trial, !fused_first));
@@ -188,7 +189,7 @@ std::pair<double, std::string> compare(const Tensors& fused, const Tensors& aten
 
 size_t outputs_of(Op op) { return op == Op::norm ? 2 : op == Op::projections ? 3 : 1; }
 
-KernelCheckRow check(const Trial& trial, const at::Device& device, bool bf16) {
+KernelCheckRow check(const Trial& trial, const at::Device& device, bool bf16, int rounds) {
   KernelCheckRow row;
   row.op = trial.op;
   try {
@@ -196,7 +197,7 @@ KernelCheckRow check(const Trial& trial, const at::Device& device, bool bf16) {
     const auto fused = trial.run(true);
     std::tie(row.error, row.worst) = compare(fused, aten, bf16, outputs_of(trial.op));
     row.agrees = row.error <= 1.0;
-    std::tie(row.fused_ms, row.aten_ms) = fused_and_aten_ms(device, trial);
+    std::tie(row.fused_ms, row.aten_ms) = fused_and_aten_ms(device, trial, rounds);
   } catch (const std::exception& e) {
     row.agrees = false;
     row.error = std::numeric_limits<double>::infinity();
@@ -226,12 +227,13 @@ double disagreement(const at::Tensor& f_in, const at::Tensor& a_in, bool bf16) {
   return ((ff - af).abs() / (af.abs() * rtol + floor * scale)).max().item<double>();
 }
 
-std::vector<KernelCheckRow> check_kernels(const at::Device& device, bool bf16) {
+std::vector<KernelCheckRow> check_kernels(const at::Device& device, bool bf16, int rounds) {
+  if (rounds < 1) throw std::invalid_argument("check_kernels: rounds must be at least 1");
   Inputs in{device};
   const Trial trials[] = {loss_head_trial(in, bf16), norm_trial(in, bf16),        swiglu_trial(in, bf16),
                           rope_trial(in, bf16),      projections_trial(in, bf16), lev_trial(in, bf16)};
   std::vector<KernelCheckRow> rows;
-  for (const auto& t : trials) rows.push_back(check(t, device, bf16));
+  for (const auto& t : trials) rows.push_back(check(t, device, bf16, rounds));
   return rows;
 }
 

@@ -158,9 +158,13 @@ TEST(DistCommunicator, AllReduceBroadcastAndAgreementOverGloo) {
 TEST(DistCommunicator, ACollectiveAPeerNeverJoinsFailsWithinTheTimeoutNamingTheRank) {
   ember::InProcessStore store;
   std::string error;
+  std::atomic<bool> done{false};
   std::thread r1([&] {  // joins the group, then never takes part in the collective
     auto comm = Communicator::in_process(store, 1, 2, std::chrono::seconds(2));
-    std::this_thread::sleep_for(std::chrono::seconds(8));  // alive (beating) throughout
+    // Alive (beating) until rank 0 has its answer, or 8 s, whichever comes first.
+    const auto joined = std::chrono::steady_clock::now();
+    while (!done && std::chrono::steady_clock::now() - joined < std::chrono::seconds(8))
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
   });
   const auto t0 = std::chrono::steady_clock::now();
   try {
@@ -170,6 +174,7 @@ TEST(DistCommunicator, ACollectiveAPeerNeverJoinsFailsWithinTheTimeoutNamingTheR
     error = e.what();
   }
   const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  done = true;
   r1.join();
   EXPECT_NE(error.find("all-reduce failed on rank 0: a peer rank exited or stalled"), std::string::npos) << error;
   EXPECT_NE(error.find("(timeout 2 s)"), std::string::npos) << error;

@@ -22,9 +22,14 @@ struct KernelCheckRow {
   kernels::Path choice = kernels::Path::aten;  // what auto takes: fused where it agrees and is not slower
 };
 
+// Timed rounds per op (each times both paths once, after a warm-up of each); their median is taken.
+inline constexpr int kKernelCheckRounds = 5;
+
 // The rows of every op, on `device`, with fp32 or bf16 autocast as a run in `bf16` would use them.
 // The inputs come from a generator of their own: the global random state is left as it was.
-std::vector<KernelCheckRow> check_kernels(const at::Device& device, bool bf16);
+// `rounds` (>= 1) is for callers that need the agreement, not steady timings (the unit tests of a
+// faulty kernel); the kernel table always checks with kKernelCheckRounds.
+std::vector<KernelCheckRow> check_kernels(const at::Device& device, bool bf16, int rounds = kKernelCheckRounds);
 
 // Fused counts as not slower up to this ratio of ATen's time (timings of small inputs are noisy).
 inline constexpr double kFusedTimeAllowance = 1.05;
