@@ -11,20 +11,20 @@ write_tiny_config a.yaml data
 ck=runs/tiny/checkpoints/step_20
 "$EMBER" analyze alignment --ckpt runs/tiny --data data/val_000.bin --batches 2 --json >trained.json || fail "alignment"
 "$PY" - "$ck" <<'PY' || fail "could not craft the checkpoint"
-import hashlib, sys, torch
-from safetensors.torch import load_file, save_file
+import hashlib, sys, numpy as np
+from safetensors.numpy import load_file, save_file
 ck = sys.argv[1]
-w = load_file(f"{ck}/model.safetensors")
+w = {k: v.copy() for k, v in load_file(f"{ck}/model.safetensors").items()}  # in memory: the file is rewritten
 d = w["embedding.weight"].shape[1]
-eye = torch.eye(d)
+eye = np.eye(d, dtype=np.float32)
 for l in range(2):
     p = f"layers.{l}."
     w[p + "mixer.wq"] = 30.0 * eye
     w[p + "mixer.wk"] = 30.0 * eye
-    w[p + "mixer.wv"] = eye.clone()
+    w[p + "mixer.wv"] = eye.copy()
     w[p + "mixer.wo"] = 2.0 * eye
-    w[p + "mixer_norm.weight"] = torch.ones(d)
-    w[p + "mlp.w_down"] = torch.zeros_like(w[p + "mlp.w_down"])
+    w[p + "mixer_norm.weight"] = np.ones(d, dtype=np.float32)
+    w[p + "mlp.w_down"] = np.zeros_like(w[p + "mlp.w_down"])
 save_file(w, f"{ck}/model.safetensors", metadata={"format": "pt"})
 lines = []
 for f in ["model.safetensors", "optim.safetensors", "state.json"]:

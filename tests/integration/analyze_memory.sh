@@ -12,17 +12,17 @@ write_tiny_config a.yaml data
   || { cat train.out >&2; fail "training a Titans model failed"; }
 ck=runs/tiny/checkpoints/step_10
 "$PY" - "$ck" <<'PY' || fail "could not craft the checkpoint"
-import hashlib, sys, torch
-from safetensors.torch import load_file, save_file
+import hashlib, sys, numpy as np
+from safetensors.numpy import load_file, save_file
 ck = sys.argv[1]
-w = load_file(f"{ck}/model.safetensors")
+w = {k: v.copy() for k, v in load_file(f"{ck}/model.safetensors").items()}  # in memory: the file is rewritten
 for l in range(2):
     gates, bias = w[f"layers.{l}.mixer.w_gates"], w[f"layers.{l}.mixer.b_gates"]  # rows: theta, eta, alpha
     heads = bias.shape[1]
     gates[:heads] = 0
     gates[2 * heads:] = 0
     bias[0] = -30.0
-    bias[2] = torch.tensor([-3.0, -2.0, -4.0, -1.0])[:heads] - l
+    bias[2] = np.array([-3.0, -2.0, -4.0, -1.0], dtype=np.float32)[:heads] - l
 save_file(w, f"{ck}/model.safetensors", metadata={"format": "pt"})
 lines = [hashlib.sha256(open(f"{ck}/{f}", "rb").read()).hexdigest() + "  " + f
          for f in ["model.safetensors", "optim.safetensors", "state.json"]]

@@ -10,13 +10,13 @@ write_tiny_config a.yaml data
 "$EMBER" analyze attention --ckpt runs/tiny --data data/val_000.bin --batches 2 --json >trained.json || fail "analyze"
 ck=runs/tiny/checkpoints/step_20
 "$PY" - "$ck" <<'PY' || fail "could not craft the checkpoint"
-import hashlib, sys, torch
-from safetensors.torch import load_file, save_file
+import hashlib, sys, numpy as np
+from safetensors.numpy import load_file, save_file
 ck = sys.argv[1]
-w = load_file(f"{ck}/model.safetensors")
+w = {k: v.copy() for k, v in load_file(f"{ck}/model.safetensors").items()}  # in memory: the file is rewritten
 for l in range(2):
-    w[f"layers.{l}.mixer.wq"] = torch.zeros_like(w[f"layers.{l}.mixer.wq"])
-    w[f"layers.{l}.mixer.wg"] = torch.zeros_like(w[f"layers.{l}.mixer.wg"])
+    w[f"layers.{l}.mixer.wq"] = np.zeros_like(w[f"layers.{l}.mixer.wq"])
+    w[f"layers.{l}.mixer.wg"] = np.zeros_like(w[f"layers.{l}.mixer.wg"])
 save_file(w, f"{ck}/model.safetensors", metadata={"format": "pt"})
 lines = [hashlib.sha256(open(f"{ck}/{f}", "rb").read()).hexdigest() + "  " + f
          for f in ["model.safetensors", "optim.safetensors", "state.json"]]

@@ -23,21 +23,27 @@ PY
 
 # A Hugging Face style sharded checkpoint in bf16 (with zero rows), and the same matrix as .npy.
 "$PY" - <<'PY' || fail "could not write the HF checkpoint"
-import json, os, numpy as np, torch
-from safetensors.torch import save_file
-torch.manual_seed(0)
+import json, os, numpy as np
+from safetensors import TensorSpec, serialize_file
+def bf16(a):  # float32 -> bfloat16 bits (numpy has no bfloat16), rounded to nearest even as torch rounds
+    b = np.ascontiguousarray(a, dtype=np.float32).view(np.uint32)
+    return ((b + 0x7FFF + ((b >> 16) & 1)) >> 16).astype(np.uint16)
+def save_bf16(tensors, path):  # safetensors' own writer, each tensor stored as BF16
+    serialize_file({k: TensorSpec(dtype="bfloat16", shape=v.shape, data_ptr=v.ctypes.data, data_len=v.nbytes)
+                    for k, v in tensors.items()}, path, None)
+rng = np.random.default_rng(0)
 V, d = 3000, 96
-emb = (torch.randn(V, d) + 0.15).to(torch.bfloat16)
+emb = bf16(rng.standard_normal((V, d)) + 0.15)
 emb[[7, 100, 2999]] = 0
 os.makedirs("hf", exist_ok=True)
-save_file({"model.layers.0.mlp.w": torch.randn(8, 8).to(torch.bfloat16)}, "hf/model-00001-of-00002.safetensors")
-save_file({"model.embed_tokens.weight": emb, "model.norm.weight": torch.ones(d, dtype=torch.bfloat16)},
-          "hf/model-00002-of-00002.safetensors")
+save_bf16({"model.layers.0.mlp.w": bf16(rng.standard_normal((8, 8)))}, "hf/model-00001-of-00002.safetensors")
+save_bf16({"model.embed_tokens.weight": emb, "model.norm.weight": bf16(np.ones(d))}, "hf/model-00002-of-00002.safetensors")
+emb = (emb.astype(np.uint32) << 16).view(np.float32)  # the stored bf16 values, exactly
 json.dump({"metadata": {}, "weight_map": {"model.layers.0.mlp.w": "model-00001-of-00002.safetensors",
            "model.embed_tokens.weight": "model-00002-of-00002.safetensors",
            "model.norm.weight": "model-00002-of-00002.safetensors"}}, open("hf/model.safetensors.index.json", "w"))
-x = emb.float().numpy().astype(np.float64)
-np.save("emb.npy", emb.float().numpy())
+x = emb.astype(np.float64)
+np.save("emb.npy", emb)
 x = x[np.linalg.norm(x, axis=1) > 0]
 x /= np.linalg.norm(x, axis=1, keepdims=True)
 c = (x @ x.T)[np.triu_indices(len(x), 1)]
@@ -100,12 +106,12 @@ assert abs(b['capacity_jl']['value'] - 8.4) < 0.1 and b['capacity'] == '3.99e+07
 
 # Bad inputs: one line, non-zero exit.
 "$PY" - <<'PY'
-import numpy as np, torch
-from safetensors.torch import save_file
-save_file({"model.embed_tokens.weight": torch.randn(50)}, "onedim.safetensors")
+import numpy as np
+from safetensors.numpy import save_file
+save_file({"model.embed_tokens.weight": np.random.randn(50).astype(np.float32)}, "onedim.safetensors")
 m = np.random.randn(20, 8).astype(np.float32); m[5, 2] = np.nan
 np.save("nan.npy", m)
-save_file({"wte.weight": torch.randn(64, 64)}, "trunc.safetensors")
+save_file({"wte.weight": np.random.randn(64, 64).astype(np.float32)}, "trunc.safetensors")
 PY
 truncate -s -100 trunc.safetensors
 expect_error "hf/model.safetensors.index.json: the index has no tensor 'nope'" "$EMBER" capacity hf --tensor nope

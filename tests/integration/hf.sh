@@ -90,7 +90,7 @@ PY
 "$PY" - <<'PY' || fail "bf16 export is not bf16"
 import json
 from safetensors import safe_open
-f = safe_open("exp/tied_bf16/model.safetensors", "pt")
+f = safe_open("exp/tied_bf16/model.safetensors", "np")
 assert all(str(f.get_slice(k).get_dtype()) == "BF16" for k in f.keys())
 assert json.load(open("exp/tied_bf16/config.json"))["torch_dtype"] == "bfloat16"
 PY

@@ -18,17 +18,17 @@ grep -q '"skipped_steps": 3' runs/skip/checkpoints/step_3/state.json || fail "sk
 "$EMBER" train -c n.yaml --set model.init_std=1e30 --set train.on_nonfinite=skip --set train.steps=1 --set optim.warmup_steps=1 \
   --set log.name=skip1 >/dev/null 2>skip1.err || { cat skip1.err; fail "skip mode should finish (1 step)"; }
 "$PY" - <<'PY' || fail "skipped steps changed the weights or the optimizer state"
-import torch
-from safetensors.torch import load_file
+import numpy as np
+from safetensors.numpy import load_file
 one, three = (load_file(f"runs/{r}/checkpoints/step_{s}/model.safetensors") for r, s in (("skip1", 1), ("skip", 3)))
 assert one.keys() == three.keys()
 for k in one:  # the same start (seed), and nothing applied after 1 or 3 skipped steps
-    assert torch.isfinite(three[k]).all() and torch.equal(one[k], three[k]), k
+    assert np.isfinite(three[k]).all() and one[k].dtype == three[k].dtype and np.array_equal(one[k], three[k]), k
 state = load_file("runs/skip/checkpoints/step_3/optim.safetensors")
 moments = [k for k in state if k.startswith("exp_avg")]
 assert moments, list(state)
 for k in moments:  # exp_avg and exp_avg_sq never received a gradient
-    assert state[k].abs().max() == 0, k
+    assert np.abs(state[k]).max() == 0, k
 PY
 "$EMBER" train -c n.yaml --set train.precision=bf16 --set train.steps=60 --set log.name=bf16 >bf16.out 2>bf16.err \
   || { cat bf16.err; fail "bf16 training"; }
@@ -41,7 +41,7 @@ def losses(run):
 bf16, fp32 = losses("bf16"), losses("fp32")
 assert bf16[-1] < 0.75 * bf16[0], (bf16[0], bf16[-1])
 assert bf16[0] != fp32[0] and abs(bf16[0] / fp32[0] - 1) < 0.02, ("bf16 vs fp32 at the first log", bf16[0], fp32[0])
-with safe_open("runs/bf16/checkpoints/step_60/model.safetensors", "pt") as f:
+with safe_open("runs/bf16/checkpoints/step_60/model.safetensors", "np") as f:
     dtypes = {str(f.get_slice(k).get_dtype()) for k in f.keys()}
 assert dtypes == {"F32"}, dtypes
 PY
