@@ -94,4 +94,12 @@ std::vector<at::Tensor> of(const at::Tensor& x, const std::vector<at::Tensor>& w
   return out;
 }
 
+int64_t saved_bytes_per_row(int64_t width, int64_t x_elem, int64_t matmul_elem, int64_t count,
+                            bool stacked) {
+  if (x_elem == matmul_elem) return width * x_elem;
+  return (stacked ? 1 : count) * width * matmul_elem;  // StackedLinear's as(x), or at::linear's autocast casts
+}
+
+bool stacked_in_estimate() { return kernels::path(kernels::Op::projections) == kernels::Path::fused; }
+
 }  // namespace ember::projections

@@ -34,4 +34,14 @@ at::Tensor stacked(const at::Tensor& x, const std::vector<at::Tensor>& weights);
 // stacks(x), else one linear per weight.
 std::vector<at::Tensor> of(const at::Tensor& x, const std::vector<at::Tensor>& weights);
 
+// Bytes per row that `count` projections of x keep of it for backward (x of `width` in `x_elem`-byte
+// elements, the matmuls in `matmul_elem`): x itself when it is in the matmul dtype; else one copy in
+// it when they are stacked, one per weight when not (each linear casts apart). The weights' casts
+// are autocast's copies, not counted per row. One at::linear: count 1.
+int64_t saved_bytes_per_row(int64_t width, int64_t x_elem, int64_t matmul_elem, int64_t count,
+                            bool stacked);
+// Whether the memory estimate counts of() as stacked: kernels.projections = fused (the
+// estimate resolves `auto` for the device it is made for).
+bool stacked_in_estimate();
+
 }  // namespace ember::projections

@@ -230,6 +230,10 @@ at::Tensor aten_norm(const at::Tensor& x, const at::Tensor& g, double eps) {
 
 }  // namespace
 
+int64_t saved_bytes_per_row(int64_t width, int64_t x_elem, bool fused) {
+  return (fused ? width + 1 : 2 * width + 1) * x_elem;  // what FusedRmsNorm and FusedAddRmsNorm save
+}
+
 at::Tensor norm(const at::Tensor& x, const at::Tensor& g, double eps) {
   if (!fused(x) || !fused_supported(x, {}, g, x.scalar_type())) return aten_norm(x, g, eps);
   return FusedRmsNorm::apply(x, g, eps);

@@ -19,6 +19,12 @@ at::Tensor norm(const at::Tensor& x, const at::Tensor& g, double eps);
 std::pair<at::Tensor, at::Tensor> add_norm(const at::Tensor& x, const at::Tensor& m, const at::Tensor& g, double eps,
                                            at::ScalarType y_type);
 
+// Bytes per row of `width` that norm and add_norm keep for backward, the stream in `x_elem`-byte
+// elements: h (x without m) and 1/rms, saved by the fused pass (g is a parameter); `fused`: false
+// for ATen's rms_norm (kernels.norm = aten), which keeps x, 1/rms and the normalised x. The memory
+// estimate sums this; tests/unit/test_saved_bytes.cpp measures it.
+int64_t saved_bytes_per_row(int64_t width, int64_t x_elem, bool fused);
+
 // The passes under the autograd functions (tests call them directly).
 
 // Whether the fused pass takes the stream x [..., D] (fp32 or fp64), the block output m (undefined,

@@ -157,6 +157,8 @@ struct RopeRotation : torch::autograd::Function<RopeRotation> {
 
 bool rotates_in_input_dtype(const at::Tensor& x) { return fused_on_cuda(x); }
 
+int64_t saved_bytes_per_row() { return 0; }  // RopeRotation saves the tables, not x
+
 at::Tensor rotate(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, int64_t offset) {
   return RopeRotation::apply(x, cos, sin, offset);
 }

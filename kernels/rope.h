@@ -16,6 +16,10 @@ bool rotates_in_input_dtype(const at::Tensor& x);
 // x's dtype must be the tables' unless rotates_in_input_dtype(x).
 at::Tensor rotate(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, int64_t offset);
 
+// Bytes per row that rotate keeps for backward: none, it saves only the tables (either path). The
+// memory estimate sums this; tests/unit/test_saved_bytes.cpp measures it.
+int64_t saved_bytes_per_row();
+
 // The CUDA pass under the autograd function (tests call it directly). Without CUDA in the build
 // cuda_kernel_compiled() is false and rotate_cuda throws a clear error.
 bool cuda_kernel_compiled();

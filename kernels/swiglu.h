@@ -21,6 +21,11 @@ at::Tensor gate(const at::Tensor& a, const at::Tensor& b);
 // by one pass, which the stacked projection's backward reads as it is.
 at::Tensor gate_stacked(const at::Tensor& gate_up);
 
+// Bytes per row of width F that gate and gate_stacked keep for backward, in `elem`-byte elements:
+// a and b ([a | b]); `fused`: false for ATen's ops (kernels.swiglu = aten), which keep SiLU(a) too.
+// The memory estimate sums this; tests/unit/test_saved_bytes.cpp measures it.
+int64_t saved_bytes_per_row(int64_t width, int64_t elem, bool fused);
+
 // The passes under the autograd function (tests call them directly).
 
 // Whether a and b [..., F] go through the fused kernels: the same shape and dtype (fp32, fp64 or

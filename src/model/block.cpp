@@ -46,8 +46,7 @@ void Block::run(ResidualStream& stream, const Rope& rope, const ChainContext& co
 }
 
 double Block::activation_bytes_per_token(int64_t elem) const {
-  const int64_t width = mixer_norm_->parameters().front().size(0);
-  return rmsnorm_activation_bytes_per_token(width, elem) + mixer_->activation_bytes_per_token(elem) +
+  return static_cast<double>(mixer_norm_->saved_bytes_per_token()) + mixer_->activation_bytes_per_token(elem) +
          chain_->activation_bytes_per_token(elem);
 }
 

@@ -12,9 +12,11 @@ at::Tensor silu_derivative(const at::Tensor& h) {
   return s * (1 + h * (1 - s));
 }
 
-double SwiGLU::activation_bytes_per_token(int64_t elem) const {
-  // gate, up and their product (the down projection's input), and SiLU(gate) unless fused
-  return (kernels::path(kernels::Op::swiglu) != kernels::Path::aten ? 3.0 : 4.0) * static_cast<double>(elem * d_ff());
+double SwiGLU::activation_bytes_per_token(int64_t elem, int64_t input_elem) const {
+  const bool fused = kernels::path(kernels::Op::swiglu) != kernels::Path::aten;
+  const int64_t input = projections::saved_bytes_per_row(w_up_.size(1), input_elem, elem, 2, projections::stacked_in_estimate());
+  return static_cast<double>(input + swiglu::saved_bytes_per_row(d_ff(), elem, fused) +
+                             projections::saved_bytes_per_row(d_ff(), elem, elem, 1, false));
 }
 
 SwiGLU::SwiGLU(int64_t d_model, int64_t d_ff, double init_std, double out_std) {

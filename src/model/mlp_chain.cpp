@@ -33,8 +33,9 @@ at::Tensor MlpChain::level(size_t l, const at::Tensor& u, const at::Tensor&, con
 
 double MlpChain::activation_bytes_per_token(int64_t elem) const {
   double bytes = 0;
-  for (const auto& mlp : mlps_)
-    bytes += rmsnorm_activation_bytes_per_token(mlp->w_down().size(0), elem) + mlp->activation_bytes_per_token(elem);
+  const int64_t input_elem = levels_input_precision() == InputPrecision::matmul ? elem : 4;
+  for (size_t l = 0; l < mlps_.size(); ++l)
+    bytes += static_cast<double>(norms_[l]->saved_bytes_per_token()) + mlps_[l]->activation_bytes_per_token(elem, input_elem);
   return bytes;
 }
 

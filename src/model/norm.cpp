@@ -1,5 +1,6 @@
 #include "ember/model/norm.h"
 
+#include "ember/kernels/kernel_choice.h"
 #include "ember/model/init.h"
 #include "kernels/rms_norm.h"
 
@@ -12,6 +13,10 @@ at::Tensor RMSNorm::forward(const at::Tensor& x) { return rms_norm::norm(x, weig
 std::pair<at::Tensor, at::Tensor> RMSNorm::add_forward(const at::Tensor& x, const at::Tensor& m,
                                                        std::optional<at::ScalarType> y_type) {
   return rms_norm::add_norm(x, m, weight_, eps_, y_type.value_or(x.scalar_type()));
+}
+
+int64_t RMSNorm::saved_bytes_per_token() const {
+  return rms_norm::saved_bytes_per_row(weight_.size(0), 4, kernels::path(kernels::Op::norm) != kernels::Path::aten);
 }
 
 at::Tensor RMSNorm::reference(const at::Tensor& x) {

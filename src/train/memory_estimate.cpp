@@ -26,6 +26,11 @@ bool recomputed(const MemoryOptions& o, int64_t layer) {
 
 MemoryEstimate estimate_training_memory(const ModelConfig& cfg, const MemoryOptions& o) {
   MetaInitScope meta;  // shapes only
+  // `auto` stacks the projections on a GPU only (ember/kernels/kernel_choice.h): what each block
+  // keeps of its input depends on it (kernels/projections.h)
+  const bool auto_stacks = kernels::path(kernels::Op::projections) == kernels::Path::automatic;
+  const kernels::ScopedPath stacking(kernels::Op::projections, auto_stacks ? (o.gpu ? kernels::Path::fused : kernels::Path::aten)
+                                                                           : kernels::path(kernels::Op::projections));
   LanguageModel model(cfg);
   const double P = static_cast<double>(model.num_parameters());
   const double tokens = static_cast<double>(o.micro_batch * o.seq_len), d = static_cast<double>(cfg.d_model);

@@ -29,16 +29,16 @@ TEST(MemoryEstimate, MatchesTheClosedFormOfWhatEachPartKeeps) {
   EXPECT_DOUBLE_EQ(m.gradients, 4 * P);
   EXPECT_DOUBLE_EQ(m.optimizer, 8 * P);
   EXPECT_DOUBLE_EQ(m.autocast_copies, 0);
-  // fp32 per block and token: two RMSNorms (the input it keeps, the output the next matmul keeps), attention (q, k, v, out,
-  // W_O input + fp32 log-sum-exp per head), SwiGLU (gate, up, product: the fused gate keeps no SiLU)
-  const double block32 = 2 * 8 * d + (5 * 4 * d + 4 * H) + 3 * 4 * f;
+  // fp32 per block and token: two RMSNorms (the stream and 1/rms), attention (its input, q, k, v and the output W_O
+  // reads + fp32 log-sum-exp per head), SwiGLU (its input, gate, up, product: the fused gate keeps no SiLU)
+  const double block32 = 2 * (4 * d + 4) + (4 * d + 4 * 4 * d + 4 * H) + (4 * d + 3 * 4 * f);
   EXPECT_DOUBLE_EQ(m.activations_per_block_token, block32);
   EXPECT_DOUBLE_EQ(m.activations, N * (L * block32 + block32 + 8 * d));  // + one block in flight
   EXPECT_DOUBLE_EQ(m.loss, N * d * 4 + 4 * V * d + N * V * 4);  // fused: one chunk of fp32 logits
   o.precision = ember::Precision::bf16;
   auto b = ember::estimate_training_memory(c, o);
-  // bf16: each norm keeps its fp32 input and the bf16 copy of its output the next matmul reads
-  const double block16 = 2 * (4 * d + 2 * d) + (5 * 2 * d + 4 * H) + 3 * 2 * f;
+  // bf16: each norm keeps the fp32 stream, its reader the bf16 output it writes for it
+  const double block16 = 2 * (4 * d + 4) + (2 * d + 4 * 2 * d + 4 * H) + (2 * d + 3 * 2 * f);
   EXPECT_DOUBLE_EQ(b.activations, N * (L * block16 + block16 + 8 * d));
   EXPECT_DOUBLE_EQ(b.autocast_copies, 2 * (P - L * 2 * d - d));  // every matrix (norm gains are 1-D)
   EXPECT_DOUBLE_EQ(b.gradient_buckets, 0);                       // one process: no buckets

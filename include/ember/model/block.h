@@ -42,8 +42,7 @@ class Block : public torch::nn::Module {
   // Forward FLOPs per token at sequence length T: 2 per matmul weight + the mixer's own.
   double forward_flops_per_token(int64_t seq_len) const;
   // Bytes per token the block keeps for backward (activations of `elem` bytes; the residual stream
-  // and norms stay fp32): each RMSNorm's (rmsnorm_activation_bytes_per_token), then the mixer's and
-  // the chain's own.
+  // and norms stay fp32): its norm's, the mixer's and the chain's.
   double activation_bytes_per_token(int64_t elem) const;
   Mixer& mixer() { return *mixer_; }
   const MlpChain& chain() const { return *chain_; }

@@ -34,8 +34,10 @@ class Mixer : public torch::nn::Module {
   // PV (extra_flops_per_token counts them full, PaLM's convention). Subtracted, it gives the
   // causal-halved count some peers use for MFU.
   virtual int64_t causal_masked_flops_per_token(int64_t seq_len) const { return 0; }
-  // Bytes per token the mixer's forward keeps for backward, its input excepted (the block counts
-  // that), when activations are `elem` bytes (4 fp32, 2 under bf16 autocast): for `ember inspect --memory`.
+  // Bytes per token the mixer's forward keeps for backward, its input as its readers keep it
+  // included, when activations are `elem` bytes (4 fp32, 2 under bf16 autocast): the sum of what
+  // each op it calls declares (kernels/<op>.h, kernels/projections.h) and of ATen's ops' saved
+  // tensors, for `ember inspect --memory`; tests/unit/test_saved_bytes.cpp measures it.
   virtual double activation_bytes_per_token(int64_t elem) const = 0;
   // The memory the mixer writes as it reads, for diagnostics; null: it keeps none (model/mixer_memory.h).
   virtual const MixerMemory* memory() const { return nullptr; }

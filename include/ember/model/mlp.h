@@ -16,9 +16,9 @@ class SwiGLU : public torch::nn::Module {
   const at::Tensor& w_gate() const { return w_gate_; }  // [d_ff, d]
   const at::Tensor& w_up() const { return w_up_; }      // [d_ff, d]
   const at::Tensor& w_down() const { return w_down_; }  // [d, d_ff]
-  // Kept for backward per token, the input excepted: gate, up and their product, and SiLU(gate)
-  // when the gate is not fused (kernels/swiglu.h).
-  double activation_bytes_per_token(int64_t elem) const;
+  // Kept for backward per token: the input (of `input_elem` bytes) as the gate and up projections
+  // keep it, what the gate keeps (kernels/swiglu.h) and the down projection's input, the gate's output.
+  double activation_bytes_per_token(int64_t elem, int64_t input_elem) const;
 
  private:
   at::Tensor w_gate_, w_up_, w_down_;

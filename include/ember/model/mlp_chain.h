@@ -54,7 +54,7 @@ class MlpChain {
   virtual TeachNeeds teach_needs() const { return {}; }
   // Forward + backward FLOPs per token of learning in context (0 for a static chain).
   virtual double in_context_flops_per_token() const { return 0.0; }
-  // Bytes per token kept for backward: each MLP's norm and its own activations (model/block.h).
+  // Bytes per token kept for backward: each MLP's norm's and each MLP's (model/block.h).
   virtual double activation_bytes_per_token(int64_t elem) const;
   const std::vector<std::shared_ptr<SwiGLU>>& mlps() const { return mlps_; }
   int64_t width() const;  // the chain's total width: the layer's MLP budget

@@ -21,17 +21,13 @@ class RMSNorm : public torch::nn::Module {
                                                 std::optional<at::ScalarType> y_type = std::nullopt);
   // The same formula spelled out in fp64 ops, for tests.
   at::Tensor reference(const at::Tensor& x);
+  // Bytes per token it keeps for backward on the fp32 stream (kernels/rms_norm.h, the path kernels.norm
+  // takes); what reads its output keeps of that is the reader's.
+  int64_t saved_bytes_per_token() const;
 
  private:
   at::Tensor weight_;
   double eps_;
 };
-
-// Bytes per token an RMSNorm of `width` keeps for backward with activations of `elem` bytes: its
-// fp32 input (the fused pass saves it and 1/rms per row, not its output), and what the next matmul
-// keeps of its output: the output itself in fp32, its low-precision copy under autocast (elem < 4).
-inline double rmsnorm_activation_bytes_per_token(int64_t width, int64_t elem) {
-  return static_cast<double>(width) * (4.0 + static_cast<double>(elem));
-}
 
 }  // namespace ember

@@ -1,12 +1,14 @@
 // What one training process holds, estimated before a run is submitted (`ember inspect --memory`):
 // fp32 parameters and gradients, AdamW's two moments (sharded over the data-parallel world with
 // ZeRO-1), the bf16 copies of the matmul weights that autocast keeps during a step, the
-// activations kept for backward (per block, from what each component's forward saves; with
-// activation checkpointing, a checkpointed block keeps only its input and one block is rebuilt at
-// a time) plus one block's worth of gradients in flight during backward, and the loss's buffers
-// (dL/dh, dL/dW and one chunk of logits); with several data-parallel ranks, the flat buckets the
-// gradients are averaged in. A first-order model: allocator slack, the CUDA context and the
-// communication library's own buffers are not in it.
+// activations kept for backward (per block, Block::activation_bytes_per_token: the sum of what
+// each op declares it saves, kernels/<op>.h beside each autograd, which
+// tests/unit/test_saved_bytes.cpp measures on a CPU; with activation checkpointing, a checkpointed
+// block keeps only its input and one block is rebuilt at a time) plus one block's worth of
+// gradients in flight during backward, and the loss's buffers (dL/dh, dL/dW and one chunk of
+// logits); with several data-parallel ranks, the flat buckets the gradients are averaged in. A first-order model: allocator slack, the CUDA context and the
+// communication library's own buffers are not in it. Titans' memory keeps about twice what it
+// declares (measured on a CPU, d 64): its inner steps are not yet summed from their ops.
 #pragma once
 #include <nlohmann/json.hpp>
 

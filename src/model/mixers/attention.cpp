@@ -3,6 +3,7 @@
 #include "kernels/projections.h"
 #include "ember/model/init.h"
 #include "ember/util/error.h"
+#include "kernels/rope.h"
 
 #include <cmath>
 #include <limits>
@@ -126,9 +127,14 @@ at::Tensor Attention::decode(const at::Tensor& x, const Rope& rope, std::unique_
 
 double Attention::activation_bytes_per_token(int64_t elem) const {
   const double d = static_cast<double>(n_heads_ * head_dim_), e = static_cast<double>(elem);
-  // SDPA keeps q, k, v (GQA: expanded to every head) and its output, plus an fp32 log-sum-exp per
-  // head; W_O keeps its (reshaped) input. A gate keeps its sigmoid and the ungated output.
-  double bytes = 5 * e * d + 4.0 * static_cast<double>(n_heads_);
+  // The input as the projections keep it (in the matmul dtype: input_precision), what RoPE keeps of
+  // q and k (kernels/rope.h); ATen's SDPA keeps q, k, v (GQA: expanded to every head) and its
+  // output, plus an fp32 log-sum-exp per head; W_O keeps that output, which SDPA writes as
+  // [B, T, H, d_h] (the reshape is a view). A gate keeps its sigmoid and the ungated output.
+  const int64_t input = projections::saved_bytes_per_row(wq_.size(1), elem, elem, wg_.defined() ? 4 : 3,
+                                                        projections::stacked_in_estimate());
+  double bytes = static_cast<double>(input + 2 * rope::saved_bytes_per_row()) + 4 * e * d +
+                 4.0 * static_cast<double>(n_heads_);
   if (gated()) bytes += e * d + e * static_cast<double>(wg_.size(0));
   return bytes;
 }

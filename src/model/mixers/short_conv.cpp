@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "kernels/projections.h"
 #include "ember/model/init.h"
 
 namespace ember {
@@ -31,6 +32,12 @@ at::Tensor causal_depthwise_conv(const at::Tensor& u, const at::Tensor& taps, co
 at::Tensor ShortConv::forward(const at::Tensor& x, const Rope&) {
   auto u = at::linear(x, w_in_);                                         // u = x W_in
   return at::linear(at::silu(causal_depthwise_conv(u, taps_)), w_out_);  // y = SiLU(conv(u)) W_out
+}
+
+double ShortConv::activation_bytes_per_token(int64_t elem) const {
+  const int64_t input = projections::saved_bytes_per_row(w_in_.size(1), 4, elem, 1, false);  // the stream's fp32
+  // u and SiLU's output as W_out keeps it in `elem`; the convolution's output in fp32 (fp32 taps promote)
+  return static_cast<double>(input + (2 * elem + 4) * w_in_.size(0));
 }
 
 namespace {

@@ -25,8 +25,9 @@ class ShortConv : public Mixer {
   // The convolution's 2 d k FLOPs per token are those of its [d, k] weight, counted with the
   // parameters; nothing else grows with the sequence.
   int64_t extra_flops_per_token(int64_t seq_len) const override { return 0; }
-  // u (padded), the convolution's output (SiLU's input) and SiLU's output (W_out's input).
-  double activation_bytes_per_token(int64_t elem) const override { return 3.0 * elem * w_in_.size(0); }
+  // The input as W_in keeps it, u (padded: k - 1 rows more per sequence, not counted), the
+  // convolution's output (SiLU's input) and SiLU's output (W_out's input).
+  double activation_bytes_per_token(int64_t elem) const override;
   // w [d, k]: column j weighs the token k-1-j steps back (the last column, the current token).
   const at::Tensor& taps() const { return taps_; }
 

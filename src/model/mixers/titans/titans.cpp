@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "ember/model/autocast.h"
+#include "kernels/projections.h"
 #include "ember/model/init.h"
 #include "ember/model/mixers/short_conv.h"
 #include "ember/model/mixers/titans/windowed_attention.h"
@@ -228,7 +229,9 @@ double Titans::activation_bytes_per_token(int64_t elem) const {
   // q, k, v: projection, convolution and SiLU each (9), and the gate, norm input, norm output and
   // merged heads of the output (4) at `elem` bytes; the memory runs in fp32: normalised q, k,
   // G, theta G (4 d_h), Hk, Ak, Dh, theta Dh, Hq, Aq (6 m) and the C x C products (4 C) per head.
-  const double lmm = static_cast<double>(elem) * 13 * hd + 4.0 * (4 * hd + h * (6 * m + 4 * C));
+  // Its fp32 input (the stream's precision) as the linears of q, k, v, the gates and W_g read it.
+  const int64_t input = projections::saved_bytes_per_row(w_gates_.size(1), 4, elem, wg_.defined() ? 5 : 4, false);
+  const double lmm = static_cast<double>(input) + static_cast<double>(elem) * 13 * hd + 4.0 * (4 * hd + h * (6 * m + 4 * C));
   // mag: SDPA keeps q, k, v and its output and an fp32 log-sum-exp per head; the attention norm
   // keeps its input and output (fp32) and the sigmoid its output.
   return cfg_.variant == TitansVariant::mag ? lmm + static_cast<double>(elem) * 4 * hd + 4.0 * (h + 3 * hd) : lmm;
