@@ -23,6 +23,13 @@ at::Tensor cumulative_product(at::Tensor x, int64_t dim) {
   return x;
 }
 
+// Tensors the size of x that cumulative_product keeps for backward: each step's x and its shifted copy.
+int64_t cumulative_product_saved(int64_t n) {
+  int64_t steps = 0;
+  for (int64_t shift = 1; shift < n; shift *= 2) ++steps;
+  return 2 * steps;
+}
+
 // X[s, i] = prod_{j = i+1 .. s} f_j for i <= s, else 0: a masked cumulative product (no logs, so
 // f_j = 0 is exact). f [B, H, n] -> [B, H, n, n].
 at::Tensor product_matrix(const at::Tensor& f) {
@@ -114,6 +121,21 @@ ChunkPlan chunk_plan(const at::Tensor& q, const at::Tensor& k, const at::Tensor&
   return plan;
 }
 
+// Floats per head that chunk_plan keeps per chunk of n tokens (what its ops save; the chunk-major
+// copies are memory_chunk's): the chunked k (read by Q K^T and as K^T diag(Kc_n theta), K^T
+// diag(E_n theta)); n x n: the doubling steps of product_matrix for E and D, D and E (their matmul)
+// and Kc (kc_n reads it); n: theta, the doubling steps of p and a (from eta and 1 - alpha), p
+// (Bv's matmul), kc_n and e_n. Retrieval after/before also reads Q diag(A), Q diag(Bv) and mq: the
+// chunked q, kr_theta and Q K^T, ar and bvr; before: the padded Kc, n + 1 rows.
+double chunk_plan_saved(int64_t n, int64_t dh, Retrieval retrieval) {
+  const double steps = static_cast<double>(cumulative_product_saved(n)), N = static_cast<double>(n);
+  const double D = static_cast<double>(dh);
+  double floats = N * D + (2 * steps + 3) * N * N + (2 * steps + 4) * N;
+  if (retrieval != Retrieval::chunk) floats += N * D + 2 * N * N + 2 * N;
+  if (retrieval == Retrieval::before) floats += (N + 1) * N;
+  return floats;
+}
+
 // ||u||_F^2 of each token's gradient u = (k^T dh, a^T g), from its vectors: the Frobenius norm of an
 // outer product is the product of the vectors' norms. Rows [.., n, d] -> [.., n, 1].
 at::Tensor gradient_norm_squared(const at::Tensor& k, const at::Tensor& dh, const at::Tensor& a, const at::Tensor& g) {
@@ -154,6 +176,24 @@ at::Tensor linear_memory_chunk(MemoryState& st, const ChunkPlan& c, const Memory
   return y;
 }
 
+// G's versions kept: as first formed, and after each rescaling (the normalised step, the clip).
+double gradient_versions(const MemoryRule& rule) {
+  return 1.0 + (rule.step == InnerStep::normalized ? 1.0 : 0.0) + (rule.grad_clip > 0 ? 1.0 : 0.0);
+}
+
+// Floats per head that linear_memory_chunk keeps per chunk of n tokens: the chunk-start W and S;
+// a_n, bv_n, p_n; K, K^T diag(Kc_n theta), K^T diag(E_n theta) and G's versions [n, d_h]; the
+// normalised step's divisor; the clip's |k|^2, |g|^2, their product, its rsqrt and the factor.
+// Retrieval after/before: Q diag(A), Q diag(Bv) and mq; chunk: Q.
+double linear_memory_chunk_saved(int64_t n, int64_t dh, const MemoryRule& rule) {
+  const double N = static_cast<double>(n), D = static_cast<double>(dh);
+  double floats = 2 * D * D + 3 + N * D * (3 + gradient_versions(rule));
+  if (rule.step == InnerStep::normalized) floats += N;
+  if (rule.grad_clip > 0) floats += 5 * N;
+  floats += rule.retrieval == Retrieval::chunk ? N * D : 2 * N * D + N * N;
+  return floats;
+}
+
 // One chunk of n tokens from the chunk-start state (docs/mixers.md, Titans steps 1-4); tensors
 // [BH, n, ...] and the state's [BH, d_h, m] / [BH, m, d_h].
 at::Tensor memory_chunk(MemoryState& st, const ChunkPlan& c, const MemoryRule& rule) {
@@ -192,6 +232,24 @@ at::Tensor memory_chunk(MemoryState& st, const ChunkPlan& c, const MemoryRule& r
                    at::baddbmm(c[p_n] * st.s2, akt, c[e_n] * g, 1.0, -1.0)};
   st = std::move(next);
   return y;
+}
+
+// Floats per head that memory_chunk keeps per chunk of n tokens (the operands its ops save):
+//   the chunk-start W1, W2, S1, S2 [d_h, m]; a_n, bv_n, p_n;
+//   [n, d_h]: K, K^T diag(Kc_n theta), K^T diag(E_n theta), (Kc_n theta) G, (E_n theta) G, G's versions;
+//   [n, m]: Hk, sigmoid(Hk), Ak, 1 - sigmoid, G W2^T, the slope, Dh's versions (as G's);
+//   [n]: kc_n, e_n; the normalised step's slope^2 [n, m], |W2|^2 [m], its product, |k|^2 and
+//   divisor; the clip's four squared norms, their sum, its rsqrt and the factor.
+//   Retrieval after/before: Q diag(A), Q diag(Bv) [n, d_h]; Hq, Aq, diag(A) Aq, diag(Bv) Aq [n, m];
+//   mq, kr_theta, Aq Ak^T and its product with kr_theta [n, n]; ar, bvr. Chunk: Q; Q W1 and its SiLU.
+double memory_chunk_saved(int64_t n, int64_t dh, int64_t m, const MemoryRule& rule) {
+  const double N = static_cast<double>(n), D = static_cast<double>(dh), M = static_cast<double>(m);
+  const double versions = gradient_versions(rule);
+  double floats = 4 * D * M + 3 + N * D * (5 + versions) + N * M * (6 + versions) + 2 * N;
+  if (rule.step == InnerStep::normalized) floats += N * M + M + 3 * N;
+  if (rule.grad_clip > 0) floats += 7 * N;
+  floats += rule.retrieval == Retrieval::chunk ? N * D + 2 * N * M : 2 * N * D + 4 * N * M + 4 * N * N + 2 * N;
+  return floats;
 }
 
 }  // namespace
@@ -271,6 +329,13 @@ at::Tensor memory_scan(MemoryState& state, const MemoryInputs& in, const MemoryR
   auto unflat = [&](const at::Tensor& x) { return x.unflatten(0, {batch, heads}); };
   state = {unflat(st.w1), unflat(st.w2), unflat(st.s1), unflat(st.s2)};
   return unflat(at::cat(outputs, 1));
+}
+
+double memory_scan_saved_bytes_per_token(int64_t head_dim, int64_t hidden, const MemoryRule& rule) {
+  const int64_t n = rule.chunk;
+  const double step = hidden > 0 ? memory_chunk_saved(n, head_dim, hidden, rule)
+                                 : linear_memory_chunk_saved(n, head_dim, rule);
+  return 4.0 * (chunk_plan_saved(n, head_dim, rule.retrieval) + step) / static_cast<double>(n);  // fp32
 }
 
 std::pair<at::Tensor, at::Tensor> clip_gradient(const at::Tensor& u1, const at::Tensor& u2, double clip) {

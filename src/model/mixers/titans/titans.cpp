@@ -5,6 +5,8 @@
 
 #include "ember/model/autocast.h"
 #include "kernels/projections.h"
+#include "kernels/rms_norm.h"
+#include "ember/kernels/kernel_choice.h"
 #include "ember/model/init.h"
 #include "ember/model/mixers/short_conv.h"
 #include "ember/model/mixers/titans/windowed_attention.h"
@@ -91,6 +93,17 @@ MemoryInputs Titans::memory_inputs(const at::Tensor& x, std::vector<at::Tensor>*
   return {unit(qkv[0]), unit(qkv[1]), qkv[2], cfg_.theta_max * gates[0], gates[1], gates[2]};
 }
 
+namespace {
+// Bytes per row memory_inputs keeps for backward, beside its input (the linears' share): of q, k
+// and v the padded projection in `elem` (the convolution's products read it; its k - 1 rows of
+// padding are per sequence and left out) and the convolution's output in fp32 (fp32 taps promote;
+// SiLU reads it); of q and k, SiLU's output and 1 / |.| (the l2 norm reads them; v's SiLU output is
+// copied into chunks that nothing keeps); the gates' sigmoid output in fp32.
+double memory_inputs_saved(int64_t hd, int64_t heads, int64_t elem) {
+  return static_cast<double>(3 * (elem + 4) * hd + 2 * 4 * (hd + heads) + 4 * 3 * heads);
+}
+}  // namespace
+
 MemoryState Titans::initial_state(int64_t batch) const {
   auto w1 = w1_.unsqueeze(0).expand({batch, -1, -1, -1});
   auto w2 = w2_.defined() ? w2_.unsqueeze(0).expand({batch, -1, -1, -1})
@@ -115,6 +128,15 @@ at::Tensor Titans::output(const at::Tensor& x, const at::Tensor& y, const at::Te
     combined = out_norm_->forward(y.transpose(1, 2)) * at::silu(at::linear(x, wg_)).view({B, T, n_heads_, head_dim_});
   return at::linear(combined.reshape({B, T, n_heads_ * head_dim_}).to(x.scalar_type()), wo_);
 }
+
+namespace {
+// Bytes per row output() keeps, beside its norms' own and its input's: lmm: x W_g and its SiLU
+// (`elem`), the normalised y (fp32, the product reads both factors) and the product as W_O reads
+// it (`elem`); mag: the normalised a (`elem`), sigmoid's output (fp32) and the product as W_O reads it.
+double output_saved(int64_t hd, int64_t elem, bool mag) {
+  return static_cast<double>(mag ? (2 * elem + 4) * hd : (3 * elem + 4) * hd);
+}
+}  // namespace
 
 struct AttentionWindowCache {
   at::Tensor k, v, positions;  // keys after RoPE; persistent keys have negative positions
@@ -146,6 +168,14 @@ at::Tensor Titans::attention_branch(const at::Tensor& ext, const Rope& rope, int
   }
   return windowed_attention(q, k, v, q_pos, k_pos, cfg_.window);
 }
+
+namespace {
+// Bytes per row attention_branch keeps beside its input: q, k (RoPE's output joined to the
+// persistent rows), v and SDPA's output in `elem`, and its fp32 log-sum-exp per head.
+double attention_branch_saved(int64_t hd, int64_t heads, int64_t elem) {
+  return static_cast<double>(4 * elem * hd + 4 * heads);
+}
+}  // namespace
 
 at::Tensor Titans::forward(const at::Tensor& x, const Rope& rope) {
   auto ext = with_persistent(x);
@@ -223,18 +253,20 @@ int64_t Titans::extra_flops_per_token(int64_t seq_len) const {
 }
 
 double Titans::activation_bytes_per_token(int64_t elem) const {
-  const double hd = static_cast<double>(n_heads_ * head_dim_), h = static_cast<double>(n_heads_);
-  const double m = w2_.defined() ? static_cast<double>(w1_.size(2)) : 0.0;  // linear: no hidden layer
-  const double C = static_cast<double>(cfg_.chunk_size);
-  // q, k, v: projection, convolution and SiLU each (9), and the gate, norm input, norm output and
-  // merged heads of the output (4) at `elem` bytes; the memory runs in fp32: normalised q, k,
-  // G, theta G (4 d_h), Hk, Ak, Dh, theta Dh, Hq, Aq (6 m) and the C x C products (4 C) per head.
-  // Its fp32 input (the stream's precision) as the linears of q, k, v, the gates and W_g read it.
-  const int64_t input = projections::saved_bytes_per_row(w_gates_.size(1), 4, elem, wg_.defined() ? 5 : 4, false);
-  const double lmm = static_cast<double>(input) + static_cast<double>(elem) * 13 * hd + 4.0 * (4 * hd + h * (6 * m + 4 * C));
-  // mag: SDPA keeps q, k, v and its output and an fp32 log-sum-exp per head; the attention norm
-  // keeps its input and output (fp32) and the sigmoid its output.
-  return cfg_.variant == TitansVariant::mag ? lmm + static_cast<double>(elem) * 4 * hd + 4.0 * (h + 3 * hd) : lmm;
+  const int64_t hd = n_heads_ * head_dim_, m = w2_.defined() ? w1_.size(2) : 0;  // linear: no hidden layer
+  const bool mag = cfg_.variant == TitansVariant::mag;
+  const bool fused_norm = kernels::path(kernels::Op::norm) != kernels::Path::aten;
+  // The stream's fp32 rows as the linears of q, k, v, the gates and W_g (mag: the attention's q,
+  // k, v) read them; what each part keeps beside; the memory in fp32; the output norms per head.
+  const int64_t input = projections::saved_bytes_per_row(w_gates_.size(1), 4, elem, mag ? 7 : 5, false);
+  double bytes = static_cast<double>(input) + memory_inputs_saved(hd, n_heads_, elem) +
+                 static_cast<double>(n_heads_) * memory_scan_saved_bytes_per_token(head_dim_, m, cfg_.memory_rule()) +
+                 output_saved(hd, elem, mag) + static_cast<double>(n_heads_ * out_norm_->saved_bytes_per_token());
+  // mag: the attention norm reads SDPA's output; in bf16 through ATen's rms_norm, which keeps it in fp32
+  const int64_t attention_norm = elem == 4 ? rms_norm::saved_bytes_per_row(head_dim_, 4, fused_norm)
+                                           : rms_norm::saved_bytes_per_row(head_dim_, 4, false);
+  if (mag) bytes += attention_branch_saved(hd, n_heads_, elem) + static_cast<double>(n_heads_ * attention_norm);
+  return bytes;
 }
 
 }  // namespace ember

@@ -83,6 +83,15 @@ at::Tensor memory_jacobian_norm_squared(const at::Tensor& w1, const at::Tensor& 
 // Outputs y [B, H, T, d_h] of the tokens `in` read from a memory starting at `state`, which is
 // advanced to the state after the last token.
 at::Tensor memory_scan(MemoryState& state, const MemoryInputs& in, const MemoryRule& rule);
+// Bytes per token and head that memory_scan keeps for backward in fp32, for head width d_h and
+// hidden width m (0: a linear memory), over whole chunks of rule.chunk tokens: the sum of what its
+// ops save, declared beside each (neural_memory.cpp: chunk_plan_saved, memory_chunk_saved,
+// linear_memory_chunk_saved); tests/unit/test_saved_bytes.cpp measures it. Per sequence it is off
+// by: a short last chunk (a whole chunk's state for fewer tokens); of an MLP memory, the first
+// chunk's diag(Bv) Aq (S2 = 0 takes no gradient) and the last chunk's (Kc_n theta) G and (E_n theta)
+// G (nothing reads the end state), n (m + 2 d_h) less; with retrieval chunk, the last chunk's
+// whole step less (its gradient reaches no output).
+double memory_scan_saved_bytes_per_token(int64_t head_dim, int64_t hidden, const MemoryRule& rule);
 
 // The same, one token at a time with materialised per-token gradients: for tests only.
 at::Tensor memory_scan_reference(MemoryState& state, const MemoryInputs& in, const MemoryRule& rule);

@@ -67,6 +67,9 @@ class Titans : public Mixer, public MixerMemory {
   // the keys and values the window still needs, with the persistent ones).
   at::Tensor decode(const at::Tensor& x, const Rope& rope, std::unique_ptr<MixerState>& state) override;
   int64_t extra_flops_per_token(int64_t seq_len) const override;
+  // Per row of x~ (T + N_p rows per sequence of T tokens) over whole chunks: what memory_inputs,
+  // the memory (memory_scan_saved_bytes_per_token), the attention branch and the output keep
+  // (titans.cpp, beside each); tests/unit/test_saved_bytes.cpp measures it.
   double activation_bytes_per_token(int64_t elem) const override;
   const MixerMemory* memory() const override { return this; }
   std::vector<MemoryChunk> memory_profile(const at::Tensor& x) const override;
