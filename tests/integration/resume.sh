@@ -6,7 +6,11 @@ source "$(dirname "$0")/lib_common.sh"
 mkdir -p data
 make_synthetic data 64 200000 20000 >/dev/null
 write_tiny_config base.yaml data
-ARGS=(-c base.yaml --set train.steps=200 --set model.d_model=128 --set train.seq_len=64)
+# 120 steps of ~19 ms (d_model 128, 64 tokens a row): the kill after step 40's checkpoint lands with
+# 80 steps (~1.5 s alone, ~3 s beside another test) to spare, against a 10 ms poll; 200 steps had
+# spent 6 s more of the suite on steps after it.
+STEPS=120
+ARGS=(-c base.yaml --set train.steps=$STEPS --set model.d_model=128 --set train.seq_len=64)
 
 curve() {  # the deterministic columns of metrics.jsonl
   "$PY" -c "
@@ -35,7 +39,7 @@ wait_for_checkpoint runs/killed 40 $pid
 kill -9 $pid
 rc=0; wait $pid || rc=$?
 [ "$rc" -eq 137 ] || fail "the run was not killed mid-way (exit $rc); make it longer"
-[ ! -d runs/killed/checkpoints/step_200 ] || fail "run finished before the kill"
+[ ! -d runs/killed/checkpoints/step_$STEPS ] || fail "run finished before the kill"
 "$EMBER" train --resume --run-dir runs/killed 2>resumed.err >/dev/null || { cat resumed.err; fail "resume after kill"; }
 grep -q "resumed from" resumed.err || fail "resume did not load a checkpoint"
 
@@ -56,12 +60,12 @@ rc=0; "$EMBER" train "${ARGS[@]}" --set kernels.prefetch_batches=two --run-dir r
 grep -q "kernels.prefetch_batches" bad_depth.err || { cat bad_depth.err; fail "the bad depth's error does not name it"; }
 [ ! -e runs/bad_depth ] || fail "a refused run left runs/bad_depth behind"
 
-want=$(sha256sum <runs/straight/checkpoints/step_200/model.safetensors)
+want=$(sha256sum <runs/straight/checkpoints/step_$STEPS/model.safetensors)
 for run in killed preempted on_demand; do
-  got=$(sha256sum <runs/$run/checkpoints/step_200/model.safetensors)
+  got=$(sha256sum <runs/$run/checkpoints/step_$STEPS/model.safetensors)
   [ "$got" = "$want" ] || fail "$run: final parameters differ from the uninterrupted run"
   cmp <(curve runs/straight/metrics.jsonl) <(curve runs/$run/metrics.jsonl) || fail "$run: loss curve differs"
-  cmp runs/straight/checkpoints/step_200/optim.safetensors runs/$run/checkpoints/step_200/optim.safetensors \
+  cmp runs/straight/checkpoints/step_$STEPS/optim.safetensors runs/$run/checkpoints/step_$STEPS/optim.safetensors \
     || fail "$run: optimizer state differs"
 done
 echo "resume after SIGKILL and SIGTERM is bit-identical"
