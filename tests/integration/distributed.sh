@@ -137,7 +137,10 @@ if wait $launcher; then fail "a killed rank must fail the job"; fi
 grep -q "rank 1 was killed by signal 9; stopping the other ranks" kill.err || { cat kill.err; fail "launcher message"; }
 grep -q "\[rank 0\] ember: error: distributed: .* failed on rank 0: rank 1 stopped beating" kill.err \
   || { cat kill.err; fail "rank 0 names the dead rank"; }
-sleep 0.5
+for _ in $(seq 10); do  # gone within 0.5 s: looked at every 0.05 s, not slept through
+  left=""; for pid in $ranks; do kill -0 "$pid" 2>/dev/null && left=$pid; done
+  [ -z "$left" ] && break; sleep 0.05
+done
 for pid in $ranks; do ! kill -0 "$pid" 2>/dev/null || fail "rank process $pid left behind"; done
 
 # --max-restarts on one node: kill -9 of rank 1 after the step-5 checkpoint restarts both ranks with
@@ -188,8 +191,11 @@ for _ in $(seq 600); do grep -q "step .*5/" orphan.err 2>/dev/null && break; sle
 rank=$(pgrep -P "$launcher" | head -1)  # the launcher's own child: no other test's process
 [ -n "$rank" ] || fail "the orphan test's rank not found"
 kill -9 $launcher
-for _ in $(seq 300); do kill -0 "$rank" 2>/dev/null || break; sleep 0.1; done
-! kill -0 "$rank" 2>/dev/null || fail "the rank of a killed launcher is still running"
+# Ended means exited: the orphan's parent is init, which here reaps it up to ~1.5 s later, and
+# until then kill -0 still finds the zombie.
+running() { local state; state=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1) && [ -n "$state" ] && [ "$state" != Z ]; }
+for _ in $(seq 300); do running "$rank" || break; sleep 0.1; done
+! running "$rank" || fail "the rank of a killed launcher is still running"
 ls runs/orphan/checkpoints | grep -q step_ || { cat runs/orphan/train.log; fail "the orphaned rank wrote no checkpoint"; }
 grep -q "stopping at step" runs/orphan/train.log || fail "the orphaned rank did not stop for preemption"
 
@@ -200,7 +206,7 @@ nap="37.$$"  # a sleep no other process runs
 "$EMBER" launch -n 1 -- sh -c "sleep $nap & echo started" >left.out 2>&1 || { cat left.out; fail "left-behind child"; }
 [ $(( $(date +%s) - start )) -le 10 ] || fail "the launcher waited for a process its rank left behind"
 grep -q "\[rank 0\] started" left.out || fail "the rank's output is lost"
-sleep 0.5
+for _ in $(seq 10); do pgrep -f "sleep $nap" >/dev/null || break; sleep 0.05; done  # within 0.5 s
 ! pgrep -f "sleep $nap" >/dev/null || fail "the rank's child was left running"
 
 # Ranks that resume from different checkpoints (a run directory on node-local disks) are refused.
