@@ -145,33 +145,46 @@ TEST(Titans, ChunkParallelEqualsTheTokenByTokenOracle) {
 // The gradients of every input and of the initial state through the chunk-parallel scan (the
 // cumulative products' backward, the chunks' plan split per chunk) equal autograd through the
 // token-by-token oracle, with eta = 0 and alpha = 1 present (random_inputs), the exact zeros where
-// a product's backward divides by a factor it cannot.
+// a product's backward divides by a factor it cannot; and from a fresh memory (S = 0, whose first
+// chunk leaves S's terms out), the outputs, the end state and the other gradients too.
 TEST(Titans, ChunkParallelGradientsEqualTheOraclesWithExactZeroGates) {
   for (Retrieval r : {Retrieval::after, Retrieval::before, Retrieval::chunk})
-    for (bool linear : {false, true}) {
-      torch::manual_seed(linear ? 41 : 43);
-      const auto in = random_inputs(11);
-      const auto st0 = linear ? random_linear_state() : random_state();
-      const auto weights = torch::randn_like(in.q);
-      auto gradients = [&](bool oracle) {
-        std::vector<at::Tensor> leaves{in.q, in.k, in.v, in.theta, in.eta, in.alpha, st0.w1, st0.w2, st0.s1, st0.s2};
-        for (auto& x : leaves) x = x.detach().requires_grad_(true);
-        MemoryInputs xs{leaves[0], leaves[1], leaves[2], leaves[3], leaves[4], leaves[5]};
-        MemoryState st{leaves[6], leaves[7], leaves[8], leaves[9]};
-        const ember::MemoryRule rule{4, r, 0.0, true, InnerStep::normalized};
-        auto y = oracle ? ember::memory_scan_reference(st, xs, rule) : ember::memory_scan(st, xs, rule);
-        auto loss = (y * weights).sum() + st.w1.sum() + st.s1.pow(2).sum();  // the end state too
-        if (!linear) loss = loss + (st.w2 * 0.5).sum() + st.s2.sum();
-        return torch::autograd::grad({loss}, leaves, {}, false, false, true);
-      };
-      const auto fast = gradients(false), slow = gradients(true);
-      for (size_t i = 0; i < fast.size(); ++i) {
-        if (!slow[i].defined()) continue;  // a linear memory's empty W2, S2
-        ASSERT_TRUE(fast[i].defined()) << "input " << i;
-        EXPECT_LT(ember::testing::max_abs_diff(fast[i], slow[i]), 1e-10)
-            << ember::enum_name(r) << (linear ? " linear" : " mlp") << ", input " << i;
+    for (bool linear : {false, true})
+      for (bool fresh : {false, true}) {
+        torch::manual_seed(linear ? 41 : 43);
+        const auto in = random_inputs(11);
+        auto st0 = linear ? random_linear_state() : random_state();
+        if (fresh) st0.s1.zero_(), st0.s2.zero_(), st0.fresh = true;
+        const auto weights = torch::randn_like(in.q);
+        const std::string what = std::string(ember::enum_name(r)) + (linear ? " linear" : " mlp") +
+                                 (fresh ? " fresh" : "");
+        auto run = [&](bool oracle, std::vector<at::Tensor>& leaves) {
+          leaves = {in.q, in.k, in.v, in.theta, in.eta, in.alpha, st0.w1, st0.w2, st0.s1, st0.s2};
+          for (auto& x : leaves) x = x.detach().requires_grad_(true);
+          MemoryInputs xs{leaves[0], leaves[1], leaves[2], leaves[3], leaves[4], leaves[5]};
+          MemoryState st{leaves[6], leaves[7], leaves[8], leaves[9], st0.fresh};
+          const ember::MemoryRule rule{4, r, 0.0, true, InnerStep::normalized};
+          auto y = oracle ? ember::memory_scan_reference(st, xs, rule) : ember::memory_scan(st, xs, rule);
+          EXPECT_FALSE(st.fresh) << what;
+          return std::make_pair(y, st);
+        };
+        std::vector<at::Tensor> fast_leaves, slow_leaves;
+        const auto [y_fast, st_fast] = run(false, fast_leaves);
+        const auto [y_slow, st_slow] = run(true, slow_leaves);
+        EXPECT_LT(ember::testing::max_abs_diff(y_fast, y_slow), 1e-12) << what;
+        EXPECT_LT(state_diff(st_fast, st_slow), 1e-12) << what;
+        auto gradients = [&](const at::Tensor& y, const MemoryState& st, std::vector<at::Tensor>& leaves) {
+          auto loss = (y * weights).sum() + st.w1.sum() + st.s1.pow(2).sum();  // the end state too
+          if (!linear) loss = loss + (st.w2 * 0.5).sum() + st.s2.sum();
+          return torch::autograd::grad({loss}, leaves, {}, false, false, true);
+        };
+        const auto fast = gradients(y_fast, st_fast, fast_leaves), slow = gradients(y_slow, st_slow, slow_leaves);
+        for (size_t i = 0; i < fast.size(); ++i) {
+          if (!slow[i].defined() || (fresh && i >= 8)) continue;  // a linear W2, S2; a fresh memory's S
+          ASSERT_TRUE(fast[i].defined()) << what << ", input " << i;
+          EXPECT_LT(ember::testing::max_abs_diff(fast[i], slow[i]), 1e-10) << what << ", input " << i;
+        }
       }
-    }
 }
 
 TEST(Titans, ChunkParallelInFloat32IsCloseToTheFloat64Oracle) {

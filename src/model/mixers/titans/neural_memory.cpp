@@ -166,7 +166,13 @@ at::Tensor linear_memory_chunk(MemoryState& st, const ChunkPlan& c, const Memory
   if (rule.retrieval == Retrieval::chunk) {
     y = at::baddbmm(skip, c[q], st.w1);  // M_{chunk start}(q)
   } else {  // Y = [Q +] diag(A) Q W + diag(Bv) Q S - (Kc * theta * Q K^T) G
-    y = at::baddbmm(at::baddbmm(at::baddbmm(skip, c[qa], st.w1), c[qb], st.s1), c[mq], g, 1.0, -1.0);
+    y = at::baddbmm(skip, c[qa], st.w1);
+    if (!st.fresh) y = at::baddbmm(y, c[qb], st.s1);
+    y = at::baddbmm(y, c[mq], g, 1.0, -1.0);
+  }
+  if (st.fresh) {  // S = 0: W' = A_n W - K^T diag(Kc_n theta) G, S' = -K^T diag(E_n theta) G
+    st = {at::baddbmm(c[a_n] * st.w1, c[k_kc], g, 1.0, -1.0), st.w2, at::bmm(c[k_e], g).neg(), st.s2};
+    return y;
   }
   st = {at::baddbmm(at::addcmul(c[a_n] * st.w1, c[bv_n], st.s1), c[k_kc], g, 1.0, -1.0), st.w2,
         at::baddbmm(c[p_n] * st.s1, c[k_e], g, 1.0, -1.0), st.s2};
@@ -189,6 +195,20 @@ double linear_memory_chunk_saved(int64_t n, int64_t dh, const MemoryRule& rule) 
   if (rule.grad_clip > 0) floats += 5 * N;
   floats += rule.retrieval == Retrieval::chunk ? N * D : 2 * N * D + N * N;
   return floats;
+}
+
+// 4. The end-of-chunk state, every update reading the chunk-start values (a fresh memory's S1, S2
+// are zero: their terms are left out).
+MemoryState memory_chunk_end(const MemoryState& st, const ChunkPlan& c, const at::Tensor& ak, const at::Tensor& g,
+                             const at::Tensor& dh) {
+  using enum PlanTensor;
+  auto akt = transposed(ak);
+  if (st.fresh)
+    return {at::baddbmm(c[a_n] * st.w1, c[k_kc], dh, 1.0, -1.0), at::baddbmm(c[a_n] * st.w2, akt, c[kc_n] * g, 1.0, -1.0),
+            at::bmm(c[k_e], dh).neg(), at::bmm(akt, c[e_n] * g).neg()};
+  return {at::baddbmm(at::addcmul(c[a_n] * st.w1, c[bv_n], st.s1), c[k_kc], dh, 1.0, -1.0),
+          at::baddbmm(at::addcmul(c[a_n] * st.w2, c[bv_n], st.s2), akt, c[kc_n] * g, 1.0, -1.0),
+          at::baddbmm(c[p_n] * st.s1, c[k_e], dh, 1.0, -1.0), at::baddbmm(c[p_n] * st.s2, akt, c[e_n] * g, 1.0, -1.0)};
 }
 
 // One chunk of n tokens from the chunk-start state (docs/mixers.md, Titans steps 1-4); tensors
@@ -216,18 +236,15 @@ at::Tensor memory_chunk(MemoryState& st, const ChunkPlan& c, const MemoryRule& r
   if (rule.retrieval == Retrieval::chunk) {
     y = at::baddbmm(skip, at::silu(at::bmm(c[q], st.w1)), st.w2);  // M_{chunk start}(q)
   } else {  // 3. Hq, then Y = Q + diag(A) phi(Hq) W2 + diag(Bv) phi(Hq) S2 - (Kc * phi(Hq) Ak^T) diag(theta) G
-    auto hq = at::baddbmm(at::baddbmm(at::bmm(c[qa], st.w1), c[qb], st.s1), c[mq], dh, 1.0, -1.0);
+    auto hq = at::bmm(c[qa], st.w1);
+    if (!st.fresh) hq = at::baddbmm(hq, c[qb], st.s1);  // a fresh memory's S1 = 0
+    hq = at::baddbmm(hq, c[mq], dh, 1.0, -1.0);
     auto aq = at::silu(hq);
-    y = at::baddbmm(at::baddbmm(skip, c[ar] * aq, st.w2), c[bvr] * aq, st.s2);
+    y = at::baddbmm(skip, c[ar] * aq, st.w2);
+    if (!st.fresh) y = at::baddbmm(y, c[bvr] * aq, st.s2);
     y = at::baddbmm(y, c[kr_theta] * at::bmm(aq, transposed(ak)), g, 1.0, -1.0);
   }
-  // 4. End-of-chunk state, every update reading the chunk-start values.
-  auto akt = transposed(ak);
-  MemoryState next{at::baddbmm(at::addcmul(c[a_n] * st.w1, c[bv_n], st.s1), c[k_kc], dh, 1.0, -1.0),
-                   at::baddbmm(at::addcmul(c[a_n] * st.w2, c[bv_n], st.s2), akt, c[kc_n] * g, 1.0, -1.0),
-                   at::baddbmm(c[p_n] * st.s1, c[k_e], dh, 1.0, -1.0),
-                   at::baddbmm(c[p_n] * st.s2, akt, c[e_n] * g, 1.0, -1.0)};
-  st = std::move(next);
+  st = memory_chunk_end(st, c, ak, g, dh);
   return y;
 }
 
@@ -307,7 +324,8 @@ at::Tensor memory_scan(MemoryState& state, const MemoryInputs& in, const MemoryR
                       chunked(in.theta, start, chunks, n), chunked(in.eta, start, chunks, n),
                       chunked(in.alpha, start, chunks, n), rule);
   };
-  MemoryState st{state.w1.flatten(0, 1), state.w2.flatten(0, 1), state.s1.flatten(0, 1), state.s2.flatten(0, 1)};
+  MemoryState st{state.w1.flatten(0, 1), state.w2.flatten(0, 1), state.s1.flatten(0, 1), state.s2.flatten(0, 1),
+                 state.fresh};
   std::vector<at::Tensor> outputs;
   if (whole > 0) {
     const auto plan = [&] {
@@ -336,6 +354,16 @@ double memory_scan_saved_bytes_per_token(int64_t head_dim, int64_t hidden, const
   return 4.0 * (chunk_plan_saved(n, head_dim, rule.retrieval) + step) / static_cast<double>(n);  // fp32
 }
 
+double memory_scan_fresh_bytes_less(int64_t head_dim, int64_t hidden, const MemoryRule& rule) {
+  const double N = static_cast<double>(rule.chunk), D = static_cast<double>(head_dim), M = static_cast<double>(hidden);
+  const bool reads_state = rule.retrieval != Retrieval::chunk;
+  // Of memory_chunk_saved / linear_memory_chunk_saved: the chunk-start S1 and S2, bv_n and p_n;
+  // retrieval after/before: Q diag(Bv) (and of an MLP memory diag(Bv) Aq and bvr).
+  const double floats = hidden > 0 ? 2 * D * M + 2 + (reads_state ? N * D + N * M + N : 0.0)
+                                   : D * D + 2 + (reads_state ? N * D : 0.0);
+  return 4.0 * floats;  // fp32
+}
+
 std::pair<at::Tensor, at::Tensor> clip_gradient(const at::Tensor& u1, const at::Tensor& u2, double clip) {
   if (clip <= 0) return {u1, u2};
   auto norm_squared = u1.pow(2).sum({-2, -1}, true) + u2.pow(2).sum({-2, -1}, true);  // ||u||_F^2, written out
@@ -344,7 +372,8 @@ std::pair<at::Tensor, at::Tensor> clip_gradient(const at::Tensor& u1, const at::
 }
 
 at::Tensor memory_scan_reference(MemoryState& state, const MemoryInputs& in, const MemoryRule& rule) {
-  auto& [w1, w2, s1, s2] = state;
+  auto &w1 = state.w1, &w2 = state.w2, &s1 = state.s1, &s2 = state.s2;  // a fresh one's S are zeros too
+  state.fresh = false;
   const auto [chunk, retrieval, grad_clip, residual, step] = rule;
   const double d = static_cast<double>(in.k.size(-1));
   at::Tensor ref1, ref2;

@@ -108,7 +108,7 @@ MemoryState Titans::initial_state(int64_t batch) const {
   auto w1 = w1_.unsqueeze(0).expand({batch, -1, -1, -1});
   auto w2 = w2_.defined() ? w2_.unsqueeze(0).expand({batch, -1, -1, -1})
                           : at::zeros({batch, n_heads_, 0, head_dim_}, w1_.options());  // linear: empty
-  return {w1, w2, at::zeros_like(w1), at::zeros_like(w2)};
+  return {w1, w2, at::zeros_like(w1), at::zeros_like(w2), true};
 }
 
 at::Tensor Titans::scan(MemoryState& state, const MemoryInputs& in) const {

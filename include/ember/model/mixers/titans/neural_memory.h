@@ -48,8 +48,11 @@ struct MemoryRule {
 // Fast weights of a batch of sequences, per head: W1 [B, H, d_h, m], W2 [B, H, m, d_h] and their
 // momenta S1, S2 (same shapes). A linear memory (L_M = 1), M(z) = [z +] z W, keeps W [B, H, d_h, d_h]
 // in W1 and S1, with W2 and S2 empty ([B, H, 0, d_h]); every function here takes either.
+// fresh: S1 and S2 are zero (a memory's start), so that the first chunk skips their terms; the
+// state memory_scan leaves is never fresh.
 struct MemoryState {
   at::Tensor w1, w2, s1, s2;
+  bool fresh = false;
 };
 
 // Per-token inputs, per head: q, k, v [B, H, T, d_h]; theta, eta, alpha [B, H, T].
@@ -87,11 +90,14 @@ at::Tensor memory_scan(MemoryState& state, const MemoryInputs& in, const MemoryR
 // hidden width m (0: a linear memory), over whole chunks of rule.chunk tokens: the sum of what its
 // ops save, declared beside each (neural_memory.cpp: chunk_plan_saved, memory_chunk_saved,
 // linear_memory_chunk_saved); tests/unit/test_saved_bytes.cpp measures it. Per sequence it is off
-// by: a short last chunk (a whole chunk's state for fewer tokens); of an MLP memory, the first
-// chunk's diag(Bv) Aq (S2 = 0 takes no gradient) and the last chunk's (Kc_n theta) G and (E_n theta)
+// by: a short last chunk (a whole chunk's state for fewer tokens); a fresh memory's first chunk
+// (memory_scan_fresh_bytes_less); of an MLP memory, the last chunk's (Kc_n theta) G and (E_n theta)
 // G (nothing reads the end state), n (m + 2 d_h) less; with retrieval chunk, the last chunk's
 // whole step less (its gradient reaches no output).
 double memory_scan_saved_bytes_per_token(int64_t head_dim, int64_t hidden, const MemoryRule& rule);
+// Bytes per head and sequence that a fresh memory's first chunk keeps less than that (S1, S2 = 0:
+// their terms are left out): a per-sequence term, 1 / (T / chunk) of a chunk's share.
+double memory_scan_fresh_bytes_less(int64_t head_dim, int64_t hidden, const MemoryRule& rule);
 
 // The same, one token at a time with materialised per-token gradients: for tests only.
 at::Tensor memory_scan_reference(MemoryState& state, const MemoryInputs& in, const MemoryRule& rule);
