@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "ember/util/cache_dir.h"
 #include "ember/util/error.h"
 #include "ember/util/files.h"
 #include "ember/util/log.h"
@@ -120,11 +121,7 @@ std::string kernel_table_key(const at::Device& device, bool bf16) {
                      TORCH_VERSION_MINOR, TORCH_VERSION_PATCH, ember_build(), bf16 ? "bf16" : "fp32");
 }
 
-fs::path kernel_cache_dir() {
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return fs::path(xdg) / "ember" / "kernels";
-  if (const char* home = std::getenv("HOME"); home && *home) return fs::path(home) / ".cache" / "ember" / "kernels";
-  return fs::temp_directory_path() / "ember-kernels";
-}
+fs::path kernel_cache_dir() { return user_cache_dir("kernels"); }
 
 std::optional<KernelTable> cached_kernel_table(const at::Device& device, bool bf16) {
   const auto key = kernel_table_key(device, bf16);

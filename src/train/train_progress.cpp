@@ -10,11 +10,11 @@ namespace ember {
 TrainProgress::TrainProgress(at::Device device, bool bf16, ProgressRates rates)
     : device_(device), bf16_(bf16), rates_(rates) {}
 
-double TrainProgress::probe_peak() const {
-  return measure_matmul_peak(device_, bf16_ ? at::kBFloat16 : at::kFloat);
+MatmulPeak TrainProgress::set_peak(bool measure_now) {
+  auto peak = matmul_peak(device_, bf16_ ? at::kBFloat16 : at::kFloat, measure_now);
+  peak_flops_ = peak.flops;
+  return peak;
 }
-
-double TrainProgress::measure_peak() { return peak_flops_ = probe_peak(); }
 
 void TrainProgress::start_session(int64_t step) {
   session_start_ = last_log_time_ = std::chrono::steady_clock::now();
@@ -34,14 +34,17 @@ void TrainProgress::watch_communication(const GradReducer* reducer, double unove
   comm_unoverlapped_s_ = unoverlapped_s;
 }
 
-// Training faster than the matmul peak means the start-up measurement ran on a busy machine:
-// measure again and keep the larger (the time it takes stays out of the next window's tokens/s).
+// Training faster than the matmul peak means the peak was measured on a busy machine (now or when
+// it was cached): measure again and keep the larger, in the cache too (the time it takes stays out
+// of the next window's tokens/s).
 void TrainProgress::remeasure_peak() {
   peak_remeasured_ = true;  // once: a model faster than its matmuls is reported as it is
-  const double again = probe_peak();
+  const auto dtype = bf16_ ? at::kBFloat16 : at::kFloat;
+  const double again = measure_matmul_peak(device_, dtype);
   if (again > peak_flops_) {
     log::info("matmul peak measured again: {:.1f} GFLOP/s (at the start: {:.1f})", again / 1e9, peak_flops_ / 1e9);
     peak_flops_ = again;
+    raise_cached_peak(device_, dtype, again);
   }
   last_log_time_ = std::chrono::steady_clock::now();
 }

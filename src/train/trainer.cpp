@@ -148,12 +148,12 @@ void Trainer::set_up() {
     write_file_atomic(run_dir_ / "kernels.json", kernels.table.dump(2) + "\n");
   record_config();
   log_memory_per_rank();
-  const double peak_flops = progress_->measure_peak();
+  const auto peak = progress_->set_peak(opt_.measure_peak);
   reset_device_peak_memory(device_);  // the peak reported is training's, not the probe's
   log::info("run {} | {} parameters | {:.3g} GFLOP/token (attention in full; causal-halved {:.3g}) | matmul peak "
-            "{:.1f} GFLOP/s",
+            "{:.1f} GFLOP/s ({})",
             run_dir_.string(), model_->num_parameters(), model_->train_flops_per_token(cfg_.train.seq_len) / 1e9,
-            model_->causal_train_flops_per_token(cfg_.train.seq_len) / 1e9, peak_flops / 1e9);
+            model_->causal_train_flops_per_token(cfg_.train.seq_len) / 1e9, peak.flops / 1e9, peak.source);
   progress_->start_session(state_.step);
   run_start_step_ = state_.step;
   stop_vote_ = std::make_unique<StopVote>(comm_.get());

@@ -1,6 +1,7 @@
 // A fresh, empty scratch directory for one test: <tmp>/ember_unit_tests/<suite>/<name>, emptied
 // when asked for. Tests that run in parallel use different names.
 #pragma once
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -22,5 +23,24 @@ inline std::filesystem::path write_text(const std::filesystem::path& dir, const 
   std::ofstream(path, std::ios::binary) << text;
   return path;
 }
+
+// The user cache ($XDG_CACHE_HOME) in a scratch folder of the test's own, for one scope.
+struct ScratchCache {
+  std::filesystem::path dir;
+  std::string was;
+  bool had;
+  ScratchCache(const std::string& suite, const std::string& name) : dir(scratch_dir(suite, name)) {
+    const char* v = std::getenv("XDG_CACHE_HOME");
+    had = v != nullptr;
+    if (had) was = v;
+    ::setenv("XDG_CACHE_HOME", dir.c_str(), 1);
+  }
+  ~ScratchCache() {
+    if (had) ::setenv("XDG_CACHE_HOME", was.c_str(), 1);
+    else ::unsetenv("XDG_CACHE_HOME");
+  }
+  ScratchCache(const ScratchCache&) = delete;
+  ScratchCache& operator=(const ScratchCache&) = delete;
+};
 
 }  // namespace ember::testing

@@ -23,21 +23,8 @@ namespace {
 using ember::kernels::Op;
 using ember::kernels::Path;
 
-// The user cache in a scratch folder of the test's own, for one scope.
-struct ScratchCache {
-  std::filesystem::path dir;
-  std::string was;
-  bool had;
-  explicit ScratchCache(const std::string& name) : dir(ember::testing::scratch_dir("kernel_cache", name)) {
-    const char* v = std::getenv("XDG_CACHE_HOME");
-    had = v != nullptr;
-    if (had) was = v;
-    ::setenv("XDG_CACHE_HOME", dir.c_str(), 1);
-  }
-  ~ScratchCache() {
-    if (had) ::setenv("XDG_CACHE_HOME", was.c_str(), 1);
-    else ::unsetenv("XDG_CACHE_HOME");
-  }
+struct ScratchCache : ember::testing::ScratchCache {
+  explicit ScratchCache(const std::string& name) : ember::testing::ScratchCache("kernel_cache", name) {}
 };
 
 // Injects a fault into one op's fused path for one scope.

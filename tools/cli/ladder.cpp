@@ -10,7 +10,7 @@
 #include "ember/experiment/ladder_report.h"
 #include "ember/experiment/sweep_runner.h"
 #include "ember/run/run_config.h"
-#include "ember/train/peak_flops.h"
+#include "ember/train/peak_cache.h"
 #include "ember/util/error.h"
 #include "ember/util/files.h"
 
@@ -40,13 +40,13 @@ struct PlanArgs {
 };
 
 // FLOP/s this device sustains in training, assumed: `mfu` x the measured fp32 matmul peak (bf16 on a
-// GPU when the ladder trains in bf16). Training is never timed here.
+// GPU when the ladder trains in bf16), cached as training caches it. Training is never timed here.
 double assumed_flops_per_s(const LadderPlan& plan, double mfu) {
   const auto& run = plan.runs.front();
   const Config cfg = load_config(run.configs, run.overrides);
   const auto device = resolve_device(cfg.train.device, "train.device");
   const auto dtype = device.is_cuda() && cfg.train.precision == Precision::bf16 ? at::kBFloat16 : at::kFloat;
-  return mfu * measure_matmul_peak(device, dtype);
+  return mfu * matmul_peak(device, dtype).flops;  // cached, as training reads it
 }
 
 void plan_command(const PlanArgs& args) {

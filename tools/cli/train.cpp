@@ -17,6 +17,7 @@ struct TrainArgs {
   int64_t stop_after = 0;
   std::string profile;
   bool debug_nonfinite = false;
+  bool measure_peak = false;
 };
 
 void run_train(const TrainArgs& args) {
@@ -24,6 +25,7 @@ void run_train(const TrainArgs& args) {
   opt.resume = args.resume;
   opt.run_dir = args.run_dir;
   opt.stop_after = args.stop_after;
+  opt.measure_peak = args.measure_peak;
   if (!args.profile.empty()) opt.profile = parse_profile_steps(args.profile);
   std::vector<std::string> files = args.config.files;
   auto overrides = args.config.overrides;
@@ -70,6 +72,9 @@ void register_train(CLI::App& app) {
   cmd->add_flag("--debug-nonfinite", args->debug_nonfinite,
                 "On a non-finite loss or gradient, name the first module and op that produced a NaN / inf "
                 "and save the batch (train.debug_nonfinite=true)");
+  cmd->add_flag("--measure-peak", args->measure_peak,
+                "Measure MFU's matmul peak now (0.5 s) instead of reading the one cached for this device, "
+                "precision and thread count (~/.cache/ember/peak); a higher measurement replaces the cached one");
   cmd->callback([args] { run_train(*args); });
 }
 

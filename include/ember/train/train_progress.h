@@ -10,6 +10,7 @@
 
 #include "ember/distributed/grad_reducer.h"
 #include "ember/train/metrics_log.h"
+#include "ember/train/peak_cache.h"
 
 namespace ember {
 
@@ -30,7 +31,8 @@ struct StepReport {
 class TrainProgress {
  public:
   TrainProgress(at::Device device, bool bf16, ProgressRates rates);
-  double measure_peak();             // MFU's denominator, in the training precision
+  // MFU's denominator, in the training precision: the cached peak, or measured now (train/peak_cache.h).
+  MatmulPeak set_peak(bool measure_now);
   void start_session(int64_t step);  // tokens/s and ETA count from here
   double lap_session(int64_t step);  // seconds since the session started, which restarts here
   void watch_communication(const GradReducer* reducer, double unoverlapped_s);
@@ -38,7 +40,6 @@ class TrainProgress {
   void report(const StepReport& r, MetricsLog* metrics);
 
  private:
-  double probe_peak() const;
   void remeasure_peak();
 
   at::Device device_;

@@ -34,6 +34,7 @@ struct TrainOptions {
   std::string run_dir;     // overrides log.dir/log.name when set
   int64_t stop_after = 0;  // testing aid: act as if preempted after this many steps (0: never)
   ProfileSteps profile;    // --profile: steps to record with the profiler (none by default)
+  bool measure_peak = false;  // --measure-peak: MFU's matmul peak measured now, not read from the cache
 };
 
 struct TrainSummary {
