@@ -15,12 +15,22 @@ at::Tensor transposed(const at::Tensor& x) { return x.transpose(-1, -2); }
 // Per-token scalars as [B, H, n, 1] so they scale rows.
 at::Tensor rows(const at::Tensor& x) { return x.unsqueeze(-1); }
 
-// Inclusive cumulative product along `dim`: a running product, so exact with zeros (eta = 0,
-// alpha = 1), unlike exp of a log-cumsum; ATen's backward of it is exact with zeros too.
-at::Tensor cumulative_product(const at::Tensor& x, int64_t dim) { return at::cumprod(x, dim); }
+// Inclusive cumulative product along `dim` by doubling (log2 n multiplies by a shifted copy): exact
+// with zeros, unlike exp of a log-cumsum, and made of ops whose backward every device has,
+// the meta device included (ATen's cumprod backward flips, which has no meta kernel).
+at::Tensor cumulative_product(at::Tensor x, int64_t dim) {
+  const int64_t n = x.size(dim);
+  for (int64_t shift = 1; shift < n; shift *= 2)
+    x = x * at::cat({at::ones_like(x.narrow(dim, 0, shift)), x.narrow(dim, 0, n - shift)}, dim);
+  return x;
+}
 
-// Tensors the size of x that cumulative_product keeps for backward: its input and its output.
-int64_t cumulative_product_saved(int64_t) { return 2; }
+// Tensors the size of x that cumulative_product keeps for backward: each step's x and its shifted copy.
+int64_t cumulative_product_saved(int64_t n) {
+  int64_t steps = 0;
+  for (int64_t shift = 1; shift < n; shift *= 2) ++steps;
+  return 2 * steps;
+}
 
 // X[s, i] = prod_{j = i+1 .. s} f_j for i <= s, else 0: a masked cumulative product (no logs, so
 // f_j = 0 is exact). f [B, H, n] -> [B, H, n, n].
@@ -120,8 +130,8 @@ ChunkPlan chunk_plan(const at::Tensor& q, const at::Tensor& k, const at::Tensor&
 
 // Floats per head that chunk_plan keeps per chunk of n tokens (what its ops save; the chunk-major
 // copies are memory_chunk's): the chunked k (read by Q K^T and as K^T diag(Kc_n theta), K^T
-// diag(E_n theta)); n x n: the cumulative products' input and output for E and D, D and E (their matmul)
-// and Kc (kc_n reads it); n: theta, the cumulative products' of p and a (from eta and 1 - alpha), p
+// diag(E_n theta)); n x n: the doubling steps of product_matrix for E and D, D and E (their matmul)
+// and Kc (kc_n reads it); n: theta, the doubling steps of p and a (from eta and 1 - alpha), p
 // (Bv's matmul), kc_n and e_n. Retrieval after/before also reads Q diag(A), Q diag(Bv) and mq: the
 // chunked q, kr_theta and Q K^T, ar and bvr; before: the padded Kc, n + 1 rows.
 double chunk_plan_saved(int64_t n, int64_t dh, Retrieval retrieval) {
