@@ -6,6 +6,8 @@ tree (the folder above this one) against the torch of the Python that runs the b
 The build tree: $EMBER_BUILD, else build/ beside this folder; configured here (as scripts/setup.sh
 does) when it is not yet, so no earlier build is needed. $EMBER_OPS_LIBRARY names a library built
 elsewhere instead."""
+import importlib.metadata
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -18,23 +20,24 @@ from setuptools.command.build_py import build_py
 HERE = Path(__file__).resolve().parent
 SOURCE = HERE.parent
 LIBRARY = "libember_ops.so"
+NEEDS_TORCH = ("ember: building the package needs the torch it will run with, importable here: run "
+               "`pip wheel --no-build-isolation ./python` (or pip install) in the venv that has it")
 
 
-def torch_or_exit():
-    try:
-        import torch
-    except ImportError:
-        raise SystemExit("ember: building the package needs the torch it will run with, importable here: run "
-                         "`pip wheel --no-build-isolation ./python` (or pip install) in the venv that has it")
-    return torch
+def torch_cmake_prefix_path():
+    """torch.utils.cmake_prefix_path (<torch>/share/cmake), found without importing torch: pip runs this
+    file once per build step, each in a new process, and importing torch there cost each 2 s."""
+    spec = importlib.util.find_spec("torch")
+    if spec is None or spec.origin is None:
+        raise SystemExit(NEEDS_TORCH)
+    return Path(spec.origin).parent / "share" / "cmake"
 
 
 def configure(build):
     """Configures `build` as scripts/setup.sh does (Release, Ninja when there is one), without the tests."""
-    torch = torch_or_exit()
     generator = ["-G", "Ninja"] if shutil.which("ninja") else []
     subprocess.run(["cmake", "-S", str(SOURCE), "-B", str(build), *generator, "-DCMAKE_BUILD_TYPE=Release",
-                    f"-DCMAKE_PREFIX_PATH={torch.utils.cmake_prefix_path}", f"-DEMBER_PYTHON={sys.executable}",
+                    f"-DCMAKE_PREFIX_PATH={torch_cmake_prefix_path()}", f"-DEMBER_PYTHON={sys.executable}",
                     "-DEMBER_BUILD_TESTS=OFF"], check=True)
 
 
@@ -54,8 +57,12 @@ def built_library():
 
 
 def requirements():
-    """The torch the library was compiled against, exactly (its C++ ABI changes between releases)."""
-    version = torch_or_exit().__version__.split("+")[0]
+    """The torch the library was compiled against, exactly (its C++ ABI changes between releases), as its
+    installed metadata gives it (torch is not imported here, as in torch_cmake_prefix_path)."""
+    try:
+        version = importlib.metadata.version("torch").split("+")[0]
+    except importlib.metadata.PackageNotFoundError:
+        raise SystemExit(NEEDS_TORCH)
     return [f"torch=={version}", "numpy", "pyyaml", "safetensors"]
 
 

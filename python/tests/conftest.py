@@ -5,10 +5,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # reference.py
-import ember  # noqa: E402,F401  (loads the operators)
+# torch and ember (which loads the operators) are imported by the test files that use them:
+# test_install.py only runs pip and a new Python, and importing torch here cost it 2 s.
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -41,4 +41,7 @@ def run_ember(*args, cwd=None):
 
 @pytest.fixture(autouse=True)
 def fresh_seed():
-    torch.manual_seed(1234)
+    """torch's seed before each test, in every file that imports torch (its import precedes the tests)."""
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.manual_seed(1234)

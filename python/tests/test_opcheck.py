@@ -24,15 +24,18 @@ def loss_args():
     return h, w, y, 0.7, 4, -100
 
 
+# The sequences of cms_args and titans_args are a whole chunk and a part of one: opcheck checks what the
+# operator declares (schema, autograd, fake shapes, AOT tracing), the same for any number of chunks, and
+# its AOT checks trace every ATen op of every chunk (the equations are test_cms.py's and test_titans.py's).
 def cms_args():
-    u, teach = torch.randn(2, 7, 4, dtype=f64, requires_grad=True), torch.randn(2, 7, 4, dtype=f64)
+    u, teach = torch.randn(2, 4, 4, dtype=f64, requires_grad=True), torch.randn(2, 4, 4, dtype=f64)
     w_gate, w_up = (torch.randn(6, 4, dtype=f64, requires_grad=True) for _ in range(2))
     w_down = torch.randn(4, 6, dtype=f64, requires_grad=True)
     return u, teach, w_gate, w_up, w_down, 3, 0.1, False, 0.5
 
 
 def titans_args():
-    B, H, T, dh, m = 1, 2, 5, 3, 4
+    B, H, T, dh, m = 1, 2, 3, 3, 4
     q, k, v = (torch.randn(B, H, T, dh, dtype=f64, requires_grad=True) for _ in range(3))
     theta, eta, alpha = (0.3 * torch.rand(B, H, T, dtype=f64) for _ in range(3))
     w1, w2 = 0.5 * torch.randn(B, H, dh, m, dtype=f64), 0.5 * torch.randn(B, H, m, dh, dtype=f64)

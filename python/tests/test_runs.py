@@ -12,11 +12,14 @@ from conftest import REPO, run_ember, write_shards
 
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
-    """A tiny LEV run and a tied one (8 steps each, 300-token vocabulary), trained from another folder."""
+    """A tiny LEV run and a tied one (8 steps each, 300-token vocabulary), trained from another folder.
+    Batches of 2 x 32 tokens: the tests compare what Python and the CLI read from the same checkpoint,
+    which any batch size trains (tiny.yaml's 16 x 128 cost three times as long)."""
     root = tmp_path_factory.mktemp("runs")
     write_shards(root, 300, 40000, 4000)
     common = ["-c", REPO / "configs/tiny.yaml", "--set", f"data.train=[{root}/train_*.bin]",
               "--set", f"data.val=[{root}/val_*.bin]", "--set", "model.vocab_size=300", "--set", "train.steps=8",
+              "--set", "train.micro_batch=2", "--set", "train.seq_len=32",
               "--set", "eval.every=0", "--set", "eval.batches=2", "--set", "optim.warmup_steps=2",
               "--set", "train.threads=1"]
     run_ember("train", *common, "--set", "model.embedding.kind=lev", "--set", "model.embedding.lev.d_seed=32",
