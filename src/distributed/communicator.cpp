@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <future>
@@ -85,6 +86,8 @@ std::string compress_hosts(const std::vector<std::string>& hosts) {
 
 }  // namespace
 
+// The ranks whose counters stand still for 3.5 beat periods (> 3 heartbeats), looked at every tenth
+// of a period: as soon as every peer has beaten, none is silent (no waiting out the window).
 std::string Communicator::Impl::silent_ranks() {
   auto read = [&] {
     std::vector<int64_t> beats;
@@ -93,12 +96,17 @@ std::string Communicator::Impl::silent_ranks() {
   };
   try {
     const auto before = read();
-    std::this_thread::sleep_for(std::chrono::milliseconds(3500));  // > 3 heartbeats
-    const auto after = read();
+    const auto until = std::chrono::steady_clock::now() + beat_period * 7 / 2;
+    std::vector<bool> beat(static_cast<size_t>(world), false);
+    beat[static_cast<size_t>(rank)] = true;
+    while (std::count(beat.begin(), beat.end(), false) > 0 && std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(std::max(beat_period / 10, std::chrono::milliseconds(10)));
+      const auto now = read();
+      for (size_t r = 0; r < now.size(); ++r) beat[r] = beat[r] || now[r] != before[r];
+    }
     std::string silent;
     for (int r = 0; r < world; ++r)
-      if (r != rank && after[static_cast<size_t>(r)] == before[static_cast<size_t>(r)])
-        silent += (silent.empty() ? "" : ", ") + std::to_string(r);
+      if (!beat[static_cast<size_t>(r)]) silent += (silent.empty() ? "" : ", ") + std::to_string(r);
     if (silent.empty()) return "";
     return fmt::format("rank {} stopped beating (died or was stopped)", silent);
   } catch (const std::exception&) {
@@ -183,7 +191,8 @@ std::unique_ptr<Communicator> Communicator::connect(const DistEnv& env, Backend 
 }
 
 std::unique_ptr<Communicator> Communicator::in_process(const InProcessStore& store, int rank, int world,
-                                                       std::chrono::seconds timeout) {
+                                                       std::chrono::seconds timeout,
+                                                       std::chrono::milliseconds beat_period) {
   auto impl = std::make_unique<Impl>();
   impl->timeout = timeout;
   impl->store = store.impl->store;
@@ -194,6 +203,7 @@ std::unique_ptr<Communicator> Communicator::in_process(const InProcessStore& sto
   HeartbeatOptions ho;  // beating only: the threads of one test process are not ended by a watch
   ho.rank = rank;
   ho.world = world;
+  ho.period = impl->beat_period = beat_period;
   impl->heartbeat = std::make_unique<Heartbeat>(impl->store, ho, [](const std::string&) {});
   return std::unique_ptr<Communicator>(new Communicator(std::move(impl), rank, world, "gloo"));
 }

@@ -23,6 +23,7 @@ struct Communicator::Impl {
   // Every rank beats (heartbeat.h): a peer or a store that goes silent for heartbeat_timeout ends the
   // rank by itself, and after a failed collective the survivors can tell which ranks went silent.
   std::unique_ptr<Heartbeat> heartbeat;
+  std::chrono::milliseconds beat_period{1000};  // the heartbeats' (HeartbeatOptions::period)
   std::string silent_ranks();  // "" when every rank still beats
 };
 

@@ -155,12 +155,15 @@ TEST(DistCommunicator, AllReduceBroadcastAndAgreementOverGloo) {
   });
 }
 
+// The failure tests' ranks beat every 200 ms (a job's every 1 s): a rank is silent after 0.7 s.
+constexpr std::chrono::milliseconds kBeat(200);
+
 TEST(DistCommunicator, ACollectiveAPeerNeverJoinsFailsWithinTheTimeoutNamingTheRank) {
   ember::InProcessStore store;
   std::string error;
   std::atomic<bool> done{false};
   std::thread r1([&] {  // joins the group, then never takes part in the collective
-    auto comm = Communicator::in_process(store, 1, 2, std::chrono::seconds(2));
+    auto comm = Communicator::in_process(store, 1, 2, std::chrono::seconds(2), kBeat);
     // Alive (beating) until rank 0 has its answer, or 8 s, whichever comes first.
     const auto joined = std::chrono::steady_clock::now();
     while (!done && std::chrono::steady_clock::now() - joined < std::chrono::seconds(8))
@@ -168,7 +171,7 @@ TEST(DistCommunicator, ACollectiveAPeerNeverJoinsFailsWithinTheTimeoutNamingTheR
   });
   const auto t0 = std::chrono::steady_clock::now();
   try {
-    auto comm = Communicator::in_process(store, 0, 2, std::chrono::seconds(2));
+    auto comm = Communicator::in_process(store, 0, 2, std::chrono::seconds(2), kBeat);
     comm->all_reduce_sum(at::ones({3}));
   } catch (const ember::Error& e) {
     error = e.what();
@@ -178,7 +181,8 @@ TEST(DistCommunicator, ACollectiveAPeerNeverJoinsFailsWithinTheTimeoutNamingTheR
   r1.join();
   EXPECT_NE(error.find("all-reduce failed on rank 0: a peer rank exited or stalled"), std::string::npos) << error;
   EXPECT_NE(error.find("(timeout 2 s)"), std::string::npos) << error;
-  EXPECT_LT(waited, 8.0);  // the 2 s timeout, then 3.5 s listening for heartbeats
+  // The 2 s timeout, then until rank 1 beats (at most 3.5 beat periods): not the 3.5 s of a job.
+  EXPECT_LT(waited, 2.0 + 3.5 * 0.2 + 1.0);
 }
 
 TEST(DistCommunicator, ARankThatLeftIsNamedByTheSurvivors) {
@@ -186,11 +190,11 @@ TEST(DistCommunicator, ARankThatLeftIsNamedByTheSurvivors) {
   std::string error;
   std::atomic<bool> joined{false};
   std::thread r1([&] {  // joins, then goes away: its connections close and its heartbeat stops
-    auto comm = Communicator::in_process(store, 1, 2, std::chrono::seconds(5));
+    auto comm = Communicator::in_process(store, 1, 2, std::chrono::seconds(5), kBeat);
     joined = true;
   });
   try {
-    auto comm = Communicator::in_process(store, 0, 2, std::chrono::seconds(5));
+    auto comm = Communicator::in_process(store, 0, 2, std::chrono::seconds(5), kBeat);
     while (!joined) std::this_thread::sleep_for(std::chrono::milliseconds(10));
     r1.join();
     comm->all_reduce_sum(at::ones({3}));

@@ -49,9 +49,11 @@ class Communicator {
   // or whose store stops answering, for opt.heartbeat_timeout prints one line naming it, aborts the
   // process group and exits 1, whatever the rank is doing (src/distributed/heartbeat.h).
   static std::unique_ptr<Communicator> connect(const DistEnv& env, Backend backend, const ConnectOptions& opt);
-  // A Gloo group over an in-process store: ranks are threads of this process (tests).
+  // A Gloo group over an in-process store: ranks are threads of this process (tests; they beat
+  // faster than the 1 s of a job to name a silent rank sooner).
   static std::unique_ptr<Communicator> in_process(const InProcessStore& store, int rank, int world,
-                                                  std::chrono::seconds timeout);
+                                                  std::chrono::seconds timeout,
+                                                  std::chrono::milliseconds beat_period = std::chrono::milliseconds(1000));
   ~Communicator();
 
   int rank() const { return rank_; }
