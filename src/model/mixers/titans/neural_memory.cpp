@@ -162,6 +162,16 @@ at::Tensor normalized_step_divisor(const at::Tensor& k, const at::Tensor& ak, co
 
 bool linear(const MemoryState& st) { return st.w2.size(-2) == 0; }
 
+// One weight's end-of-chunk update from its chunk-start W and S (Eq. 13-14 summed over the chunk):
+// W' = A_n W + Bv_n S - X Y and S' = P_n S - U V; a fresh memory's S = 0 terms are left out.
+std::pair<at::Tensor, at::Tensor> advanced(const at::Tensor& w, const at::Tensor& s, bool fresh, const ChunkPlan& c,
+                                           const at::Tensor& x, const at::Tensor& y, const at::Tensor& u,
+                                           const at::Tensor& v) {
+  using enum PlanTensor;
+  if (fresh) return {at::baddbmm(c[a_n] * w, x, y, 1.0, -1.0), at::bmm(u, v).neg()};
+  return {at::baddbmm(at::addcmul(c[a_n] * w, c[bv_n], s), x, y, 1.0, -1.0), at::baddbmm(c[p_n] * s, u, v, 1.0, -1.0)};
+}
+
 // memory_chunk for a linear memory M(z) = [z +] z W (W in w1, S in s1): each token's gradient is
 // k^T g, so ||J||_F^2 / d_h = |k|^2 and ||u|| = |k| |g|; the retrieval is Q W terms minus
 // (Kc * theta * Q K^T) G, and the updates are those of W2 with K for Ak.
@@ -180,12 +190,8 @@ at::Tensor linear_memory_chunk(MemoryState& st, const ChunkPlan& c, const Memory
     if (!st.fresh) y = at::baddbmm(y, c[qb], st.s1);
     y = at::baddbmm(y, c[mq], g, 1.0, -1.0);
   }
-  if (st.fresh) {  // S = 0: W' = A_n W - K^T diag(Kc_n theta) G, S' = -K^T diag(E_n theta) G
-    st = {at::baddbmm(c[a_n] * st.w1, c[k_kc], g, 1.0, -1.0), st.w2, at::bmm(c[k_e], g).neg(), st.s2};
-    return y;
-  }
-  st = {at::baddbmm(at::addcmul(c[a_n] * st.w1, c[bv_n], st.s1), c[k_kc], g, 1.0, -1.0), st.w2,
-        at::baddbmm(c[p_n] * st.s1, c[k_e], g, 1.0, -1.0), st.s2};
+  auto [w, s] = advanced(st.w1, st.s1, st.fresh, c, c[k_kc], g, c[k_e], g);
+  st = {w, st.w2, s, st.s2};
   return y;
 }
 
@@ -207,18 +213,14 @@ double linear_memory_chunk_saved(int64_t n, int64_t dh, const MemoryRule& rule) 
   return floats;
 }
 
-// 4. The end-of-chunk state, every update reading the chunk-start values (a fresh memory's S1, S2
-// are zero: their terms are left out).
+// 4. The end-of-chunk state, every update reading the chunk-start values.
 MemoryState memory_chunk_end(const MemoryState& st, const ChunkPlan& c, const at::Tensor& ak, const at::Tensor& g,
                              const at::Tensor& dh) {
   using enum PlanTensor;
-  auto akt = transposed(ak);
-  if (st.fresh)
-    return {at::baddbmm(c[a_n] * st.w1, c[k_kc], dh, 1.0, -1.0), at::baddbmm(c[a_n] * st.w2, akt, c[kc_n] * g, 1.0, -1.0),
-            at::bmm(c[k_e], dh).neg(), at::bmm(akt, c[e_n] * g).neg()};
-  return {at::baddbmm(at::addcmul(c[a_n] * st.w1, c[bv_n], st.s1), c[k_kc], dh, 1.0, -1.0),
-          at::baddbmm(at::addcmul(c[a_n] * st.w2, c[bv_n], st.s2), akt, c[kc_n] * g, 1.0, -1.0),
-          at::baddbmm(c[p_n] * st.s1, c[k_e], dh, 1.0, -1.0), at::baddbmm(c[p_n] * st.s2, akt, c[e_n] * g, 1.0, -1.0)};
+  const auto akt = transposed(ak);
+  auto [w1, s1] = advanced(st.w1, st.s1, st.fresh, c, c[k_kc], dh, c[k_e], dh);
+  auto [w2, s2] = advanced(st.w2, st.s2, st.fresh, c, akt, c[kc_n] * g, akt, c[e_n] * g);
+  return {w1, w2, s1, s2};
 }
 
 // One chunk of n tokens from the chunk-start state (docs/mixers.md, Titans steps 1-4); tensors
