@@ -60,7 +60,8 @@ void print_memory(const nlohmann::json& m) {
   for (const char* k :
        {"parameters", "gradients", "optimizer", "autocast_copies", "gradient_buckets", "activations", "loss", "total"})
     std::cout << fmt::format("  {:<16} {:>9.2f} GB\n", k, m[k].get<double>() / 1e9);
-  std::cout << fmt::format("  {} a device of {:g} GB (allocator slack, CUDA context and buffers not counted)\n",
+  std::cout << fmt::format("  {} a device of {:g} GB (allocator slack, CUDA context and buffers not counted; "
+                           "kernels.* auto counted as fused, which a run's check may turn to aten)\n",
                            m["fits"].get<bool>() ? "fits" : "does NOT fit", m["device_gb"].get<double>());
 }
 
