@@ -83,12 +83,15 @@ void Heartbeat::State::beat() {
 
 std::string Heartbeat::State::lost_now(beat_clock::time_point now) {
   const auto limit = opt.watch_timeout;
-  const auto secs = [](beat_clock::duration d) { return std::chrono::duration_cast<std::chrono::seconds>(d).count(); };
+  const auto secs = [](beat_clock::duration d) {  // whole seconds, as the config gives them; a test's less
+    const double s = std::chrono::duration<double>(d).count();
+    return s >= 1 ? fmt::format("{}", static_cast<int64_t>(s)) : fmt::format("{:.2g}", s);
+  };
   const bool master_finished = seen[0] >= kFinished;
   if (now - last_answer > limit && !master_finished)
     return fmt::format("rank {} lost the store at {} (rank 0{}): no answer for {} s (distributed.heartbeat_timeout_s "
                        "{}){}",
-                       opt.rank, opt.store_address, host(0), secs(now - last_answer), limit.count(),
+                       opt.rank, opt.store_address, host(0), secs(now - last_answer), secs(limit),
                        store_error.empty() ? "" : ": " + store_error);
   // A peer is judged by the store's last answer: while the store is silent, what it says is stale.
   std::string lost;
@@ -97,7 +100,7 @@ std::string Heartbeat::State::lost_now(beat_clock::time_point now) {
       lost += fmt::format("{}rank {}{}", lost.empty() ? "" : ", ", r, host(r));
   if (lost.empty()) return "";
   return fmt::format("rank {} lost {}: no heartbeat for {} s (distributed.heartbeat_timeout_s {})", opt.rank, lost,
-                     limit.count(), limit.count());
+                     secs(limit), secs(limit));
 }
 
 void Heartbeat::State::watch() {
@@ -131,7 +134,7 @@ Heartbeat::~Heartbeat() {
   state_->stop = true;
   state_->wake.notify_all();
   // The last beat (kFinished) normally takes a millisecond; a store that is gone does not hold the exit.
-  state_->wake.wait_for(lock, std::chrono::seconds(3), [&] { return state_->beat_done; });
+  state_->wake.wait_for(lock, state_->opt.last_beat_wait, [&] { return state_->beat_done; });
 }
 
 }  // namespace ember

@@ -21,9 +21,10 @@ std::string heartbeat_key(int rank);
 
 struct HeartbeatOptions {
   int rank = 0, world = 1;
-  std::chrono::seconds watch_timeout{0};  // 0: beat, do not watch
+  std::chrono::milliseconds watch_timeout{0};  // 0: beat, do not watch (a run's is whole seconds)
   std::chrono::milliseconds period{1000};  // between beats, and between looks of the watch (the unit
                                            // tests beat faster to time out sooner)
+  std::chrono::milliseconds last_beat_wait{3000};  // the longest the destructor waits for its last beat
   std::string store_address;              // "host:port" of the store, for the message
   std::vector<std::string> hosts;         // each rank's "address (host name)", for the message
 };
@@ -34,7 +35,7 @@ class Heartbeat {
 
   Heartbeat(c10::intrusive_ptr<c10d::Store> store, HeartbeatOptions opt,
             std::function<void(const std::string&)> on_lost);
-  ~Heartbeat();  // marks this rank finished; never waits long for a store that does not answer
+  ~Heartbeat();  // marks this rank finished; waits at most last_beat_wait for a store that does not answer
   Heartbeat(const Heartbeat&) = delete;
   Heartbeat& operator=(const Heartbeat&) = delete;
 

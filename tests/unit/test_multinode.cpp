@@ -84,11 +84,12 @@ struct Lost {
   }
 };
 
-// Beats and looks every 100 ms instead of every second, so that a timeout of 1 s (the least there is)
-// is ten periods, as 30 s is thirty in a run, and the tests wait a second where they waited several.
-ember::HeartbeatOptions watching(int rank, std::chrono::seconds timeout) {
+// Beats and looks every 40 ms instead of every second, with a timeout of 0.4 s (a run's least is 1
+// s): ten periods, as 30 s is thirty in a run, and the tests wait under a second where they waited
+// several. The destructor waits 0.5 s for a last beat stuck in a silent store, not 3.
+ember::HeartbeatOptions watching(int rank, std::chrono::milliseconds timeout = 400ms) {
   ember::HeartbeatOptions o;
-  o.rank = rank, o.world = 2, o.watch_timeout = timeout, o.period = std::chrono::milliseconds(100);
+  o.rank = rank, o.world = 2, o.watch_timeout = timeout, o.period = 40ms, o.last_beat_wait = 500ms;
   o.store_address = "10.0.0.1:29500";
   o.hosts = {"10.0.0.1 on host a", "10.0.0.2 on host b"};
   return o;
@@ -99,12 +100,13 @@ TEST(DistHeartbeat, APeerThatNeverBeatsIsNamedWithItsHostAfterTheTimeout) {
   store->add(ember::heartbeat_key(1), 0);  // joined, then went silent
   Lost lost;
   const auto t0 = std::chrono::steady_clock::now();
-  ember::Heartbeat beat(store, watching(0, 1s), lost.callback());
+  ember::Heartbeat beat(store, watching(0), lost.callback());
   while (lost.get().empty() && std::chrono::steady_clock::now() - t0 < 10s) std::this_thread::sleep_for(20ms);
-  EXPECT_EQ(lost.get(), "rank 0 lost rank 1 at 10.0.0.2 on host b: no heartbeat for 1 s (distributed.heartbeat_timeout_s 1)");
+  EXPECT_EQ(lost.get(),
+            "rank 0 lost rank 1 at 10.0.0.2 on host b: no heartbeat for 0.4 s (distributed.heartbeat_timeout_s 0.4)");
   const double after = std::chrono::duration<double>(lost.at - t0).count();
-  EXPECT_GE(after, 1.0);
-  EXPECT_LT(after, 2.5);  // the timeout, a period, and slack for a loaded machine
+  EXPECT_GE(after, 0.4);
+  EXPECT_LT(after, 1.5);  // the timeout, a period, and slack for a loaded machine
 }
 
 TEST(DistHeartbeat, APeerThatFinishedIsNotLostAndBeatingPeersAreNot) {
@@ -112,15 +114,15 @@ TEST(DistHeartbeat, APeerThatFinishedIsNotLostAndBeatingPeersAreNot) {
   store->add(ember::heartbeat_key(0), 0);
   store->add(ember::heartbeat_key(1), 0);
   Lost lost;
-  ember::Heartbeat zero(store, watching(0, 1s), lost.callback());
+  ember::Heartbeat zero(store, watching(0), lost.callback());
   {
     Lost never;
-    ember::Heartbeat one(store, watching(1, 1s), never.callback());
-    std::this_thread::sleep_for(2s);  // both beat past twice the timeout
+    ember::Heartbeat one(store, watching(1), never.callback());
+    std::this_thread::sleep_for(800ms);  // both beat past twice the timeout
     EXPECT_EQ(never.get(), "");
   }
   EXPECT_GE(store->add(ember::heartbeat_key(1), 0), ember::Heartbeat::kFinished);
-  std::this_thread::sleep_for(1600ms);  // the timeout and six periods
+  std::this_thread::sleep_for(640ms);  // the timeout and six periods
   EXPECT_EQ(lost.get(), "");
 }
 
@@ -129,8 +131,8 @@ TEST(DistHeartbeat, AStoreThatStopsAnsweringIsLostAndTheDestructorDoesNotWaitFor
   store->add(ember::heartbeat_key(0), 0);
   store->add(ember::heartbeat_key(1), 0);
   Lost lost;
-  auto one = std::make_unique<ember::Heartbeat>(store, watching(1, 1s), lost.callback());
-  std::this_thread::sleep_for(500ms);
+  auto one = std::make_unique<ember::Heartbeat>(store, watching(1), lost.callback());
+  std::this_thread::sleep_for(200ms);
   store->HashStore::add(ember::heartbeat_key(0), 1);  // rank 0 beats once; then the link is cut
   store->cut = true;
   const auto cut = std::chrono::steady_clock::now();
@@ -138,10 +140,10 @@ TEST(DistHeartbeat, AStoreThatStopsAnsweringIsLostAndTheDestructorDoesNotWaitFor
   EXPECT_EQ(lost.get().rfind("rank 1 lost the store at 10.0.0.1:29500 (rank 0 at 10.0.0.1 on host a): no answer for ", 0),
             0u)
       << lost.get();
-  EXPECT_LT(std::chrono::duration<double>(lost.at - cut).count(), 2.5);  // the timeout, a period, slack
+  EXPECT_LT(std::chrono::duration<double>(lost.at - cut).count(), 1.5);  // the timeout, a period, slack
   const auto t0 = std::chrono::steady_clock::now();
-  one.reset();  // its beat is stuck in the store: waits 3 s at most
-  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 4.0);
+  one.reset();  // its beat is stuck in the store: waits last_beat_wait (0.5 s) at most
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 1.5);
   store->cut = false;  // the stuck beat finishes and ends (it holds the store)
   std::this_thread::sleep_for(200ms);
 }
