@@ -321,9 +321,11 @@ namespace {
 
 // Writes 4 pairs (random unit keys, values of norm ~1) into memories of width d_h, m = 4 d_h from
 // Glorot weights in one chunk (eta 1/2, no forgetting), reads every key back and returns the
-// fraction read nearest (cosine) to its own value among the 4 stored.
-double stored_pairs_recalled(double theta, bool residual, int64_t dh = 16, InnerStep step = InnerStep::plain) {
-  constexpr int64_t kSeqs = 1000, kPairs = 4;
+// fraction read nearest (cosine) to its own value among the 4 stored, over `seqs` sequences.
+double stored_pairs_recalled(double theta, bool residual, int64_t dh = 16, InnerStep step = InnerStep::plain,
+                             int64_t seqs = 1000) {
+  const int64_t kSeqs = seqs;
+  constexpr int64_t kPairs = 4;
   torch::manual_seed(21);
   const int64_t m = 4 * dh;
   const double glorot = std::sqrt(2.0 / static_cast<double>(dh + m));
@@ -358,10 +360,13 @@ TEST(Titans, TheMemoryStoresPairsOnlyAtAStepNearOne) {
 
 // The normalised step makes theta the fraction of a full write whatever the memory's width: the
 // same theta stores the pairs at d_h 16 and 64, where the plain step's best theta moves with d_h.
+// At d_h 64 (86% of the test's time at 1,000 sequences) 250 sequences, 1,000 reads: 0.998 normalized
+// and 0.637 plain (0.9985 and 0.655 at 1,000), each ten binomial standard errors or more from its bound.
 TEST(Titans, TheNormalizedStepStoresPairsAtEveryWidth) {
   for (int64_t dh : {16, 64}) {
-    const double normalized = stored_pairs_recalled(0.5, true, dh, InnerStep::normalized);
-    const double plain = stored_pairs_recalled(4.0, true, dh);
+    const int64_t seqs = dh == 64 ? 250 : 1000;
+    const double normalized = stored_pairs_recalled(0.5, true, dh, InnerStep::normalized, seqs);
+    const double plain = stored_pairs_recalled(4.0, true, dh, InnerStep::plain, seqs);
     RecordProperty("recalled_d" + std::to_string(dh),
                    std::to_string(normalized) + " normalized at theta 0.5, " + std::to_string(plain) + " plain at 4");
     EXPECT_GT(normalized, 0.9) << dh;
