@@ -18,7 +18,7 @@
 namespace ember {
 namespace {
 
-constexpr double kFullBudgetS = 0.5, kGlanceBudgetS = 0.0;  // 0: the two rounds measure_matmul_peak always takes
+constexpr double kGlanceBudgetS = 0.0;  // 0: the two rounds measure_matmul_peak always takes
 
 // The cached FLOP/s for `key`, or nullopt (with the reason in `why` when a file is there but does
 // not read back as this key's).
@@ -64,7 +64,7 @@ void raise_cached_peak(const at::Device& device, at::ScalarType dtype, double fl
   }
 }
 
-MatmulPeak matmul_peak(const at::Device& device, at::ScalarType dtype, bool measure_now) {
+MatmulPeak matmul_peak(const at::Device& device, at::ScalarType dtype, bool measure_now, double full_budget_s) {
   const auto file = matmul_peak_file(device, dtype);
   std::optional<double> cached;
   if (!measure_now) {
@@ -74,7 +74,7 @@ MatmulPeak matmul_peak(const at::Device& device, at::ScalarType dtype, bool meas
   }
   // With a cached peak, a glance (two rounds, ~0.1 s) that can only raise it: a cache written on
   // a busy machine does not stay low.
-  const double flops = measure_matmul_peak(device, dtype, cached ? kGlanceBudgetS : kFullBudgetS);
+  const double flops = measure_matmul_peak(device, dtype, cached ? kGlanceBudgetS : full_budget_s);
   if (!cached || flops > *cached) {
     raise_cached_peak(device, dtype, flops);
     return {flops, "measured now"};

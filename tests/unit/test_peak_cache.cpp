@@ -17,6 +17,9 @@ using ember::matmul_peak_file;
 using ember::matmul_peak_key;
 
 const at::Device cpu(at::kCPU);
+constexpr double kQuick = 0.02;  // a full measurement's budget here: what is cached is checked, not the time
+
+ember::MatmulPeak peak_of(bool measure_now = false) { return matmul_peak(cpu, at::kFloat, measure_now, kQuick); }
 
 double cached_flops() {
   return nlohmann::json::parse(ember::read_text_file(matmul_peak_file(cpu, at::kFloat))).at("flops").get<double>();
@@ -30,13 +33,13 @@ void write_cache(double flops) {
 
 TEST(PeakCache, AFirstRunMeasuresAndCachesALaterOneReadsIt) {
   ember::testing::ScratchCache cache("peak_cache", "first");
-  const auto first = matmul_peak(cpu, at::kFloat);
+  const auto first = peak_of();
   EXPECT_EQ(first.source, "measured now");
   EXPECT_GT(first.flops, 1e8);  // any CPU of this decade
   EXPECT_EQ(matmul_peak_file(cpu, at::kFloat).parent_path(), cache.dir / "ember" / "peak");
   EXPECT_DOUBLE_EQ(cached_flops(), first.flops);
   write_cache(1e18);  // more than any glance finds: the cache is what a later run reports
-  const auto later = matmul_peak(cpu, at::kFloat);
+  const auto later = peak_of();
   EXPECT_EQ(later.source, matmul_peak_file(cpu, at::kFloat).string());
   EXPECT_DOUBLE_EQ(later.flops, 1e18);
 }
@@ -44,14 +47,14 @@ TEST(PeakCache, AFirstRunMeasuresAndCachesALaterOneReadsIt) {
 TEST(PeakCache, AGlanceRaisesALowCacheAndNothingLowersIt) {
   ember::testing::ScratchCache cache("peak_cache", "raise");
   write_cache(1.0);  // as if measured on a machine busy to a standstill
-  const auto glance = matmul_peak(cpu, at::kFloat);
+  const auto glance = peak_of();
   EXPECT_EQ(glance.source, "measured now");
   EXPECT_GT(glance.flops, 1e8);
   EXPECT_DOUBLE_EQ(cached_flops(), glance.flops);
   ember::raise_cached_peak(cpu, at::kFloat, glance.flops / 2);
   EXPECT_DOUBLE_EQ(cached_flops(), glance.flops);
   write_cache(1e18);
-  const auto measured = matmul_peak(cpu, at::kFloat, /*measure_now=*/true);  // --measure-peak
+  const auto measured = peak_of(/*measure_now=*/true);  // --measure-peak
   EXPECT_EQ(measured.source, "measured now");
   EXPECT_LT(measured.flops, 1e18);
   EXPECT_DOUBLE_EQ(cached_flops(), 1e18);
@@ -63,7 +66,7 @@ TEST(PeakCache, AFileThatDoesNotReadBackIsMeasuredAgainAndRewritten) {
   std::filesystem::create_directories(file.parent_path());
   for (const std::string text : {"{\"key\": \"x\", \"flops\": 1e30}", "not json", "{\"key\": 1}"}) {
     ember::testing::write_text(file.parent_path(), file.filename().string(), text);
-    const auto peak = matmul_peak(cpu, at::kFloat);
+    const auto peak = peak_of();
     EXPECT_EQ(peak.source, "measured now") << text;
     EXPECT_LT(peak.flops, 1e30) << text;
     EXPECT_DOUBLE_EQ(cached_flops(), peak.flops) << text;
