@@ -11,26 +11,36 @@
 # - bad input: one-line errors and nothing written.
 source "$(dirname "$0")/lib_common.sh"
 REF="$HERE/hf_reference.py"
-"$PY" -c "import transformers, tokenizers" || fail "transformers is not in the venv (scripts/setup.sh installs it)"
+# transformers' side runs in one process (hf_reference.py serve), not one a check: importing it takes
+# ~3 s. It starts first and runs the commands queued with `check` as they come, beside ember's: the
+# models to import first, then the checks of what ember wrote. `ref_sync` waits for all queued so far
+# (before the imports of those models, and at the end, before what reads the checks' output).
+coproc REF_SERVER { "$PY" "$REF" serve 2>ref.err; }
+ref_pid=$REF_SERVER_PID
+ref_failed() { cat ref.err >&2; fail "$(tail -n1 ref.err | grep . || echo "hf_reference.py serve ended early")"; }
+ref_send() {  # a line to the server; if it has exited, its error fails the test (not SIGPIPE)
+  local rc=0
+  trap '' PIPE
+  printf '%s\n' "$1" 2>/dev/null >&"${REF_SERVER[1]:-}" || rc=$?  # :- the server was reaped
+  trap - PIPE
+  [ "$rc" -eq 0 ] || ref_failed
+}
+check() {  # OUT WHAT hf_reference.py-command args...: OUT gets the command's stdout ('-': none)
+  local out="$1" what="$2"; shift 2
+  ref_send "$(printf '%s\t%s\t%s' "$out" "$what" "$(printf '%q ' "$@")")"
+}
+ref_sync() {
+  local reply=""
+  ref_send sync
+  read -r -u "${REF_SERVER[0]:-}" reply 2>/dev/null || true
+  [ "$reply" = done ] || ref_failed
+}
+for model in "hf_rand" "hf_rand_fp16 --fp16" "hf_rand_sharded --sharded" "hf_rand_llama3 --llama3"; do
+  check - "could not make a random Llama ($model)" random-llama $model
+done
 mkdir -p data && make_synthetic data 64 30000 4000
 echo '{"tokenizer": "bytes"}' >data/manifest.json
 write_tiny_config tiny.yaml data
-# transformers' side runs in two processes, not one a check: importing it takes ~4 s. The models to
-# import are made first; the checks of what ember wrote are queued with `check` and run at the end
-# (check_all), then the comparisons that read their output.
-: >checks.tsv
-check() {  # OUT WHAT hf_reference.py-command args...: OUT gets the command's stdout ('-': none)
-  local out="$1" what="$2"; shift 2
-  printf '%s\t%s\t%s\n' "$out" "$what" "$(printf '%q ' "$@")" >>checks.tsv
-}
-check_all() {
-  "$PY" "$REF" batch checks.tsv 2>checks.err || { cat checks.err >&2; fail "$(tail -n1 checks.err)"; }
-}
-: >models.tsv
-for model in "hf_rand" "hf_rand_fp16 --fp16" "hf_rand_sharded --sharded" "hf_rand_llama3 --llama3"; do
-  printf -- '-\tcould not make a random Llama (%s)\trandom-llama %s\n' "$model" "$model" >>models.tsv
-done
-"$PY" "$REF" batch models.tsv 2>models.err || { cat models.err >&2; fail "$(tail -n1 models.err)"; }
 train() {  # name, overrides...
   local name="$1"; shift
   "$EMBER" train -c tiny.yaml --set log.name="$name" --set train.steps=20 --set eval.every=20 "$@" \
@@ -63,7 +73,7 @@ ls exp/untied_sharded/model-00001-of-*.safetensors exp/untied_sharded/model.safe
 check hf_logits.jsonl "transformers' logits differ from ember's" logits "${pairs[@]}"
 grep -q "byte-level" exp/tied/README.md || fail "the README of a byte-level export does not say so"
 [ -f exp/tapered_gated/modeling_ember.py ] && [ ! -f exp/tied/modeling_ember.py ] || fail "modeling_ember.py misplaced"
-export_metadata_and_losses() {  # after check_all: reads hf_logits.jsonl
+export_metadata_and_losses() {  # after the last ref_sync: reads hf_logits.jsonl
   "$PY" - <<'PY' || fail "export metadata or losses wrong"
 import json
 rows = [json.loads(l) for l in open("hf_logits.jsonl")]
@@ -109,6 +119,7 @@ grep -q "kind: untied" runs/lev_back/config.yaml || fail "a LEV export should im
 check - "the imported LEV table computes differently" logits exp/lev lev_back.logits.safetensors
 
 # --- import a Llama made by transformers: fp32, fp16, sharded --------------------------------------
+ref_sync
 ls hf_rand_sharded/model.safetensors.index.json >/dev/null || fail "transformers did not shard"
 pairs=()
 for name in hf_rand hf_rand_fp16 hf_rand_sharded hf_rand_llama3; do
@@ -157,15 +168,10 @@ PY
 for preset in r50k_base cl100k_base o200k_base llama3; do
   "$EMBER" tokenizer hf --preset "$preset" --out "tok_$preset" >/dev/null || fail "tokenizer hf $preset failed"
   check - "$preset: transformers could not encode" encode "tok_$preset" mixed.txt "hf_$preset.ids"
-  "$PY" "$HERE/tokenizer_reference.py" encode "$EMBER_SOURCE_DIR/third_party/tokenizers" "$preset" mixed.txt \
-    "tiktoken_$preset.ids"
+  check - "$preset: tiktoken could not encode" tiktoken "$EMBER_SOURCE_DIR/third_party/tokenizers" "$preset" \
+    mixed.txt "tiktoken_$preset.ids"
 done
-"$PY" - tok_llama3 <<'PY' || fail "llama3: tokenizer.json does not encode its special tokens as added tokens"
-import sys
-from tokenizers import Tokenizer
-ids = Tokenizer.from_file(f"{sys.argv[1]}/tokenizer.json").encode("a<|eot_id|>b", add_special_tokens=False).ids
-assert 128009 in ids and len(ids) == 3, ids
-PY
+check - "llama3: tokenizer.json does not encode its special tokens as added tokens" added-token tok_llama3
 check - "the byte-level tokenizer.json does not load" encode exp/tied mixed.txt bytes.ids
 # tokenizer hf --bytes (with --max-length) and --file (a rank file of `ember tokenizer train`): the
 # files encode as ember does.
@@ -213,7 +219,9 @@ expect_error "is not a size" "$EMBER" export hf runs/tied --out exp/y --max-shar
 [ ! -e exp/y ] || fail "a refused export (bad --max-shard-size) left exp/y"
 
 # --- transformers' side of every check queued above, then what reads its output ----------------------
-check_all
+ref_sync
+eval "exec ${REF_SERVER[1]}>&-"  # the end of its stdin: the server exits
+wait "$ref_pid" || ref_failed
 export_metadata_and_losses
 for preset in r50k_base cl100k_base o200k_base llama3; do
   cmp -s "hf_$preset.ids" "tiktoken_$preset.ids" || fail "$preset: tokenizer.json encodes differently from tiktoken"
