@@ -127,9 +127,12 @@ check - "the imported LEV table computes differently" logits exp/lev lev_back.lo
 ref_sync
 ls hf_rand_sharded/model.safetensors.index.json >/dev/null || fail "transformers did not shard"
 pairs=()
+# The fp16 one is imported with trailing slashes, as hf_rand_fp16/ --out runs/slash/ (checked below).
 for name in hf_rand hf_rand_fp16 hf_rand_sharded hf_rand_llama3; do
-  "$EMBER" import hf "$name" --out "runs/$name" >"$name.import.out" || fail "import of $name failed"
-  "$EMBER" eval "runs/$name" --data 'data/val_*.bin' --batches 1 --logits "$name.logits.safetensors" >/dev/null \
+  src="$name" out="runs/$name"
+  [ "$name" != hf_rand_fp16 ] || { src="$name/" out=runs/slash/; }
+  "$EMBER" import hf "$src" --out "$out" >"$name.import.out" || fail "import of $src failed"
+  "$EMBER" eval "${out%/}" --data 'data/val_*.bin' --batches 1 --logits "$name.logits.safetensors" >/dev/null \
     || fail "eval of imported $name failed"
   pairs+=("$name" "$name.logits.safetensors")
 done
@@ -145,7 +148,6 @@ import json; c = json.load(open('exp/llama3_back/config.json'))
 for key in ('rope_parameters', 'rope_scaling'):  # rope_scaling: what transformers 4 and its readers read
     assert c[key]['rope_type'] == 'llama3' and c[key]['factor'] == 8.0, c
 assert 'rope_scaling' not in json.load(open('exp/tied/config.json'))" || fail "llama3 scaling not in the exported config.json"
-"$EMBER" import hf hf_rand/ --out runs/slash/ >/dev/null || fail "import with trailing slashes failed"
 grep -q "name: slash" runs/slash/config.yaml || fail "a trailing slash lost the run's name"
 "$EMBER" capacity runs/hf_rand >capacity.out 2>&1 || { cat capacity.out >&2; fail "capacity on an imported run failed"; }
 cat >data.yaml <<'YAML'
