@@ -11,29 +11,44 @@
 # - bad input: one-line errors and nothing written.
 source "$(dirname "$0")/lib_common.sh"
 REF="$HERE/hf_reference.py"
-"$PY" -c "import transformers, tokenizers" || fail "transformers is not in the venv (scripts/setup.sh installs it)"
+# transformers' side runs in one process (hf_reference.py serve), not one a check: importing it takes
+# ~3 s. It starts first and runs the commands queued with `check` as they come, beside ember's: the
+# models to import first, then the checks of what ember wrote. `ref_sync` waits for all queued so far
+# (before the imports of those models, and at the end, before what reads the checks' output).
+coproc REF_SERVER { "$PY" "$REF" serve 2>ref.err; }
+ref_pid=$REF_SERVER_PID
+ref_failed() { cat ref.err >&2; fail "$(tail -n1 ref.err | grep . || echo "hf_reference.py serve ended early")"; }
+ref_send() {  # a line to the server; if it has exited, its error fails the test (not SIGPIPE)
+  local rc=0
+  trap '' PIPE
+  printf '%s\n' "$1" 2>/dev/null >&"${REF_SERVER[1]:-}" || rc=$?  # :- the server was reaped
+  trap - PIPE
+  [ "$rc" -eq 0 ] || ref_failed
+}
+check() {  # OUT WHAT hf_reference.py-command args...: OUT gets the command's stdout ('-': none)
+  local out="$1" what="$2"; shift 2
+  ref_send "$(printf '%s\t%s\t%s' "$out" "$what" "$(printf '%q ' "$@")")"
+}
+ref_sync() {
+  local reply=""
+  ref_send sync
+  read -r -u "${REF_SERVER[0]:-}" reply 2>/dev/null || true
+  [ "$reply" = done ] || ref_failed
+}
+for model in "hf_rand" "hf_rand_fp16 --fp16" "hf_rand_sharded --sharded" "hf_rand_llama3 --llama3"; do
+  check - "could not make a random Llama ($model)" random-llama $model
+done
 mkdir -p data && make_synthetic data 64 30000 4000
 echo '{"tokenizer": "bytes"}' >data/manifest.json
 write_tiny_config tiny.yaml data
-# transformers' side runs in two processes, not one a check: importing it takes ~4 s. The models to
-# import are made first; the checks of what ember wrote are queued with `check` and run at the end
-# (check_all), then the comparisons that read their output.
-: >checks.tsv
-check() {  # OUT WHAT hf_reference.py-command args...: OUT gets the command's stdout ('-': none)
-  local out="$1" what="$2"; shift 2
-  printf '%s\t%s\t%s\n' "$out" "$what" "$(printf '%q ' "$@")" >>checks.tsv
-}
-check_all() {
-  "$PY" "$REF" batch checks.tsv 2>checks.err || { cat checks.err >&2; fail "$(tail -n1 checks.err)"; }
-}
-: >models.tsv
-for model in "hf_rand" "hf_rand_fp16 --fp16" "hf_rand_sharded --sharded" "hf_rand_llama3 --llama3"; do
-  printf -- '-\tcould not make a random Llama (%s)\trandom-llama %s\n' "$model" "$model" >>models.tsv
-done
-"$PY" "$REF" batch models.tsv 2>models.err || { cat models.err >&2; fail "$(tail -n1 models.err)"; }
+# The runs to export train for 2 steps at lr 3e-3 (one warmup step): Adam moves each weight by up to
+# 2 lr, so the norms are 1 +- ~5e-3, and an export that dropped them would be off by ~4e-3 in the
+# logits (measured), 40 times the parity checks' 1e-4; nothing reads the loss or later steps.
+STEPS=2
 train() {  # name, overrides...
   local name="$1"; shift
-  "$EMBER" train -c tiny.yaml --set log.name="$name" --set train.steps=20 --set eval.every=20 "$@" \
+  "$EMBER" train -c tiny.yaml --set log.name="$name" --set train.steps=$STEPS --set eval.every=$STEPS \
+    --set checkpoint.every=$STEPS --set optim.warmup_steps=1 "$@" \
     >"$name.train.out" 2>&1 || { cat "$name.train.out" >&2; fail "training $name failed"; }
 }
 export_and_dump() {  # name, export options...
@@ -63,7 +78,7 @@ ls exp/untied_sharded/model-00001-of-*.safetensors exp/untied_sharded/model.safe
 check hf_logits.jsonl "transformers' logits differ from ember's" logits "${pairs[@]}"
 grep -q "byte-level" exp/tied/README.md || fail "the README of a byte-level export does not say so"
 [ -f exp/tapered_gated/modeling_ember.py ] && [ ! -f exp/tied/modeling_ember.py ] || fail "modeling_ember.py misplaced"
-export_metadata_and_losses() {  # after check_all: reads hf_logits.jsonl
+export_metadata_and_losses() {  # after the last ref_sync: reads hf_logits.jsonl
   "$PY" - <<'PY' || fail "export metadata or losses wrong"
 import json
 rows = [json.loads(l) for l in open("hf_logits.jsonl")]
@@ -98,7 +113,7 @@ PY
 # --- round trip: export -> import is bit-identical; a LEV export imports as an untied table -----
 for name in tied untied tapered_gated; do
   "$EMBER" import hf "exp/$name" --out "runs/${name}_back" >/dev/null || fail "import of exp/$name failed"
-  check - "$name: export -> import changed parameters" same-tensors "runs/$name/checkpoints/step_20/model.safetensors" \
+  check - "$name: export -> import changed parameters" same-tensors "runs/$name/checkpoints/step_$STEPS/model.safetensors" \
     "runs/${name}_back/checkpoints/step_0/model.safetensors"
 done
 grep -q "kind: gated_attention" runs/tapered_gated_back/config.yaml || fail "the mixer was not kept on import"
@@ -109,11 +124,15 @@ grep -q "kind: untied" runs/lev_back/config.yaml || fail "a LEV export should im
 check - "the imported LEV table computes differently" logits exp/lev lev_back.logits.safetensors
 
 # --- import a Llama made by transformers: fp32, fp16, sharded --------------------------------------
+ref_sync
 ls hf_rand_sharded/model.safetensors.index.json >/dev/null || fail "transformers did not shard"
 pairs=()
+# The fp16 one is imported with trailing slashes, as hf_rand_fp16/ --out runs/slash/ (checked below).
 for name in hf_rand hf_rand_fp16 hf_rand_sharded hf_rand_llama3; do
-  "$EMBER" import hf "$name" --out "runs/$name" >"$name.import.out" || fail "import of $name failed"
-  "$EMBER" eval "runs/$name" --data 'data/val_*.bin' --batches 1 --logits "$name.logits.safetensors" >/dev/null \
+  src="$name" out="runs/$name"
+  [ "$name" != hf_rand_fp16 ] || { src="$name/" out=runs/slash/; }
+  "$EMBER" import hf "$src" --out "$out" >"$name.import.out" || fail "import of $src failed"
+  "$EMBER" eval "${out%/}" --data 'data/val_*.bin' --batches 1 --logits "$name.logits.safetensors" >/dev/null \
     || fail "eval of imported $name failed"
   pairs+=("$name" "$name.logits.safetensors")
 done
@@ -129,7 +148,6 @@ import json; c = json.load(open('exp/llama3_back/config.json'))
 for key in ('rope_parameters', 'rope_scaling'):  # rope_scaling: what transformers 4 and its readers read
     assert c[key]['rope_type'] == 'llama3' and c[key]['factor'] == 8.0, c
 assert 'rope_scaling' not in json.load(open('exp/tied/config.json'))" || fail "llama3 scaling not in the exported config.json"
-"$EMBER" import hf hf_rand/ --out runs/slash/ >/dev/null || fail "import with trailing slashes failed"
 grep -q "name: slash" runs/slash/config.yaml || fail "a trailing slash lost the run's name"
 "$EMBER" capacity runs/hf_rand >capacity.out 2>&1 || { cat capacity.out >&2; fail "capacity on an imported run failed"; }
 cat >data.yaml <<'YAML'
@@ -157,15 +175,10 @@ PY
 for preset in r50k_base cl100k_base o200k_base llama3; do
   "$EMBER" tokenizer hf --preset "$preset" --out "tok_$preset" >/dev/null || fail "tokenizer hf $preset failed"
   check - "$preset: transformers could not encode" encode "tok_$preset" mixed.txt "hf_$preset.ids"
-  "$PY" "$HERE/tokenizer_reference.py" encode "$EMBER_SOURCE_DIR/third_party/tokenizers" "$preset" mixed.txt \
-    "tiktoken_$preset.ids"
+  check - "$preset: tiktoken could not encode" tiktoken "$EMBER_SOURCE_DIR/third_party/tokenizers" "$preset" \
+    mixed.txt "tiktoken_$preset.ids"
 done
-"$PY" - tok_llama3 <<'PY' || fail "llama3: tokenizer.json does not encode its special tokens as added tokens"
-import sys
-from tokenizers import Tokenizer
-ids = Tokenizer.from_file(f"{sys.argv[1]}/tokenizer.json").encode("a<|eot_id|>b", add_special_tokens=False).ids
-assert 128009 in ids and len(ids) == 3, ids
-PY
+check - "llama3: tokenizer.json does not encode its special tokens as added tokens" added-token tok_llama3
 check - "the byte-level tokenizer.json does not load" encode exp/tied mixed.txt bytes.ids
 # tokenizer hf --bytes (with --max-length) and --file (a rank file of `ember tokenizer train`): the
 # files encode as ember does.
@@ -213,7 +226,9 @@ expect_error "is not a size" "$EMBER" export hf runs/tied --out exp/y --max-shar
 [ ! -e exp/y ] || fail "a refused export (bad --max-shard-size) left exp/y"
 
 # --- transformers' side of every check queued above, then what reads its output ----------------------
-check_all
+ref_sync
+eval "exec ${REF_SERVER[1]}>&-"  # the end of its stdin: the server exits
+wait "$ref_pid" || ref_failed
 export_metadata_and_losses
 for preset in r50k_base cl100k_base o200k_base llama3; do
   cmp -s "hf_$preset.ids" "tiktoken_$preset.ids" || fail "$preset: tokenizer.json encodes differently from tiktoken"

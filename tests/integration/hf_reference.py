@@ -10,12 +10,19 @@
   hf_reference.py encode TOKENIZER_DIR IN OUT        ids of IN by the `tokenizers` library and by
                                                      AutoTokenizer (both must agree) -> OUT
   hf_reference.py same-tensors A.safetensors B.safetensors   exit 1 unless bit-identical
-  hf_reference.py batch JOBS     the commands above, one a line of JOBS as OUT<TAB>WHAT<TAB>COMMAND
-                                 (shell-quoted), run in this one process: transformers is imported
-                                 once, not once a command (~4 s each); each command's stdout goes to
-                                 OUT ('-': discarded); the first that fails ends the batch with
-                                 "WHAT: its error" and exit 1
+  hf_reference.py tiktoken DATA NAME IN OUT          tiktoken's ids of IN (tokenizer_reference.py's
+                                                     encode, here to share this process) -> OUT
+  hf_reference.py added-token TOKENIZER_DIR          tokenizer.json encodes "a<|eot_id|>b" as a, the
+                                                     added token 128009, b
+  hf_reference.py serve          the commands above, one a line of stdin as OUT<TAB>WHAT<TAB>COMMAND
+                                 (shell-quoted), run in this one process as they arrive: transformers
+                                 is imported once, not once a command (~4 s each); each command's
+                                 stdout goes to OUT ('-': discarded). A line "sync" is answered with
+                                 "done" on stdout once the commands before it have run, or "failed"
+                                 if one of them failed: the first that fails prints "WHAT: its error"
+                                 last on stderr, and the commands after it are read but not run
 """
+import functools
 import json
 import sys
 
@@ -70,16 +77,27 @@ def random_llama(out, sharded, fp16, llama3):
     model.save_pretrained(out, max_shard_size="40KB" if sharded else "5GB")
 
 
-def encode(tokenizer_dir, text_file, out):
+@functools.lru_cache(maxsize=None)
+def tokenizer_json(tokenizer_dir):  # encode and added-token of one directory load it once (o200k: ~0.5 s)
     from tokenizers import Tokenizer
+    return Tokenizer.from_file(f"{tokenizer_dir}/tokenizer.json")
+
+
+def encode(tokenizer_dir, text_file, out):
     from transformers import AutoTokenizer
     text = open(text_file, encoding="utf-8", newline="").read()
-    ids = Tokenizer.from_file(f"{tokenizer_dir}/tokenizer.json").encode(text, add_special_tokens=False).ids
+    ids = tokenizer_json(tokenizer_dir).encode(text, add_special_tokens=False).ids
     auto = AutoTokenizer.from_pretrained(tokenizer_dir)(text, add_special_tokens=False)["input_ids"]
     if auto != ids:
         sys.exit("AutoTokenizer and tokenizers disagree")
     with open(out, "w") as f:
         f.write(" ".join(map(str, ids)) + "\n")
+
+
+def added_token(tokenizer_dir):
+    ids = tokenizer_json(tokenizer_dir).encode("a<|eot_id|>b", add_special_tokens=False).ids
+    if not (128009 in ids and len(ids) == 3):
+        sys.exit(f"ids {ids}")
 
 
 def same_tensors(a, b):
@@ -93,11 +111,26 @@ def same_tensors(a, b):
     print(f"{len(x)} tensors bit-identical")
 
 
-def batch(jobs):
+def serve():
     import contextlib
     import os
     import shlex
-    for line in open(jobs):
+    replies = os.fdopen(os.dup(1), "w")  # stdout is only the answers to "sync": what else the
+    os.dup2(2, 1)                          # libraries write to file descriptor 1 goes to stderr
+    try:
+        import tokenizers  # noqa: F401
+        import transformers  # noqa: F401
+    except ImportError:
+        failed = "transformers is not in the venv (scripts/setup.sh installs it)"
+        print(failed, file=sys.stderr)
+    else:
+        failed = None
+    for line in sys.stdin:
+        if line == "sync\n":
+            print("failed" if failed else "done", file=replies, flush=True)
+            continue
+        if failed:
+            continue
         out, what, command = line.rstrip("\n").split("\t")
         argv = shlex.split(command)
         with open(os.devnull if out == "-" else out, "w") as sink, contextlib.redirect_stdout(sink):
@@ -105,10 +138,13 @@ def batch(jobs):
                 run(argv[0], argv[1:])
             except SystemExit as e:
                 if e.code not in (None, 0):
-                    sys.exit(f"{what}: {e.code}")
+                    failed = f"{what}: {e.code}"
             except Exception:
-                print(f"{what}:", file=sys.stderr)
-                raise
+                import traceback
+                traceback.print_exc()
+                failed = f"{what}: {sys.exc_info()[1]!r}"
+        if failed:
+            print(failed, file=sys.stderr, flush=True)
 
 
 def main():
@@ -116,8 +152,8 @@ def main():
 
 
 def run(cmd, args):
-    if cmd == "batch":
-        batch(*args)
+    if cmd == "serve":
+        serve(*args)
     elif cmd == "logits":
         for hf_dir, ember_file in zip(args[0::2], args[1::2]):
             logits(hf_dir, ember_file)
@@ -127,6 +163,11 @@ def run(cmd, args):
         encode(*args)
     elif cmd == "same-tensors":
         same_tensors(*args)
+    elif cmd == "tiktoken":
+        from tokenizer_reference import encode as tiktoken_encode  # this script's folder is on sys.path
+        tiktoken_encode(*args)
+    elif cmd == "added-token":
+        added_token(*args)
     else:
         sys.exit(f"unknown command {cmd}")
 

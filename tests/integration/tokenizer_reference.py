@@ -70,16 +70,19 @@ def encoding(data, name):
                              special_tokens=spec["special_tokens"])
 
 
+def encode(data, name, text_file, out):
+    ids = encoding(data, name).encode_ordinary(open(text_file, encoding="utf-8", newline="").read())
+    with open(out, "w") as f:
+        f.write(" ".join(map(str, ids)) + "\n")
+
+
 def main():
     cmd = sys.argv[1]
     if cmd == "text":
         with open(sys.argv[2], "w", encoding="utf-8") as f:
             f.write(mixed_text(float(sys.argv[3]), int(sys.argv[4])))
     elif cmd == "encode":
-        enc = encoding(sys.argv[2], sys.argv[3])
-        ids = enc.encode_ordinary(open(sys.argv[4], encoding="utf-8", newline="").read())
-        with open(sys.argv[5], "w") as f:
-            f.write(" ".join(map(str, ids)) + "\n")
+        encode(*sys.argv[2:6])
     elif cmd == "bench":
         enc = encoding(sys.argv[2], sys.argv[3])
         text = open(sys.argv[4], encoding="utf-8", newline="").read()
