@@ -29,6 +29,9 @@ cmake --build "$build" -j "${EMBER_JOBS:-$(nproc)}" --target ember ember_unit_te
 export ASAN_OPTIONS="halt_on_error=1:abort_on_error=0:detect_leaks=1:strict_string_checks=1:check_initialization_order=1:detect_stack_use_after_return=1"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 export LSAN_OPTIONS="suppressions=$here/scripts/lsan.supp:print_suppressions=0"
+# The ember binary ends with _exit() after its command (tools/ember.cpp): with this it exits
+# normally, so that LeakSanitizer's check at exit runs.
+export EMBER_FULL_EXIT=1
 # Left out by default: the two in-context trainings (minutes each even uninstrumented), the test
 # that builds a downstream project against the installed library, the one that holds the memory
 # estimate against the resident set (ASan's shadow memory and quarantine are in it), and the ones
