@@ -119,39 +119,35 @@ grep -q "forwarding signal 15" term.err || fail "the launcher forwards SIGTERM"
 grep -q "stopping at step" term.err || { cat term.err; fail "rank 0 stops for preemption"; }
 ls runs/term/checkpoints | grep -q step_ || fail "no checkpoint after SIGTERM"
 
+# Three jobs lose rank 1 to kill -9 side by side, so that the 3.5 s each rank 0 spends watching the
+# heartbeats before it names its dead peer pass once, not three times in a row; the checks that end
+# by themselves (a left-behind child, diverging resumes, bad input, an orphaned rank) run meanwhile.
+# Each job is still checked as it was alone (the killed job's ranks as soon as its launcher exits).
 # kill -9 of one rank: the launcher names it, stops the other, exits non-zero, leaves nothing.
 # --grace 15: rank 0 names its dead peer after 3.5 s of watching the heartbeats, which took over
 # the 5 s this test gave once while a build shared the 2 cores.
 "$EMBER" launch -n 2 --grace 15 -- ember train -c base.yaml "${common[@]}" --set train.steps=100000 \
   --set distributed.timeout_s=20 --run-dir runs/kill9 >kill.out 2>kill.err &
-launcher=$!
-for _ in $(seq 600); do grep -q "step .*5/" kill.err 2>/dev/null && break; sleep 0.1; done
-rank1=""
-ranks=$(pgrep -P "$launcher")  # the launcher's children: no other test's (or suite's) processes
-for pid in $ranks; do
-  tr '\0' '\n' </proc/$pid/environ 2>/dev/null | grep -qx "RANK=1" && rank1=$pid
-done
-[ -n "$rank1" ] || fail "rank 1 not found"
-kill -9 "$rank1"
-if wait $launcher; then fail "a killed rank must fail the job"; fi
-grep -q "rank 1 was killed by signal 9; stopping the other ranks" kill.err || { cat kill.err; fail "launcher message"; }
-grep -q "\[rank 0\] ember: error: distributed: .* failed on rank 0: rank 1 stopped beating" kill.err \
-  || { cat kill.err; fail "rank 0 names the dead rank"; }
-for _ in $(seq 10); do  # gone within 0.5 s: looked at every 0.05 s, not slept through
-  left=""; for pid in $ranks; do kill -0 "$pid" 2>/dev/null && left=$pid; done
-  [ -z "$left" ] && break; sleep 0.05
-done
-for pid in $ranks; do ! kill -0 "$pid" 2>/dev/null || fail "rank process $pid left behind"; done
-
+kill9_launcher=$!
 # --max-restarts on one node: kill -9 of rank 1 after the step-5 checkpoint restarts both ranks with
 # --resume, the restart logged with its cause, and the run ends as the uninterrupted one, bit for bit.
 # (Two hosts, through the launchers' store: tests/integration/multinode.sh.)
 "$EMBER" launch -n 2 --max-restarts 1 --grace 10 -- ember train -c base.yaml "${common[@]}" --set train.micro_batch=4 \
   --set checkpoint.every=5 --run-dir runs/restart >/dev/null 2>restart.err &
-launcher=$!
+restart_launcher=$!
+# Without a launcher: rank 0 notices its dead peer by itself, within distributed.timeout_s.
+port=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+run_rank() { RANK=$1 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port exec "$EMBER" train -c base.yaml "${common[@]}" \
+  --set train.steps=100000 --set distributed.timeout_s=10 --run-dir runs/alone; }
+run_rank 0 >/dev/null 2>alone0.err &
+alone_r0=$!
+run_rank 1 >/dev/null 2>alone1.err &
+alone_r1=$!
+
+# The restart job first: it trains 20 steps only, and its rank 1 must die before it ends.
 rank1=""
 for _ in $(seq 600); do
-  for pid in $(pgrep -P "$launcher"); do
+  for pid in $(pgrep -P "$restart_launcher"); do
     tr '\0' '\n' </proc/$pid/environ 2>/dev/null | grep -qx "RANK=1" && rank1=$pid
   done
   [ -n "$rank1" ] && break
@@ -160,45 +156,41 @@ done
 [ -n "$rank1" ] || fail "rank 1 of the restart test not found"
 for _ in $(seq 1200); do grep -q "step .*6/" restart.err 2>/dev/null && break; sleep 0.05; done
 kill -9 "$rank1"
-wait $launcher || { cat restart.err; fail "a restarted job must end well"; }
-grep -q "ember launch: restart 1 of 1 after node 0: rank 1 was killed by signal 9" restart.err \
-  || { cat restart.err; fail "the restart is logged with its cause"; }
-cmp -s runs/two/checkpoints/step_20/model.safetensors runs/restart/checkpoints/step_20/model.safetensors \
-  || fail "a restarted run differs from the uninterrupted one"
 
-# Without a launcher: rank 0 notices its dead peer by itself, within distributed.timeout_s.
-port=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-run_rank() { RANK=$1 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port exec "$EMBER" train -c base.yaml "${common[@]}" \
-  --set train.steps=100000 --set distributed.timeout_s=10 --run-dir runs/alone; }
-run_rank 0 >/dev/null 2>alone0.err &
-r0=$!
-run_rank 1 >/dev/null 2>alone1.err &
-r1=$!
+for _ in $(seq 600); do grep -q "step .*5/" kill.err 2>/dev/null && break; sleep 0.1; done
+rank1=""
+ranks=$(pgrep -P "$kill9_launcher")  # the launcher's children: no other test's (or suite's) processes
+for pid in $ranks; do
+  tr '\0' '\n' </proc/$pid/environ 2>/dev/null | grep -qx "RANK=1" && rank1=$pid
+done
+[ -n "$rank1" ] || fail "rank 1 not found"
+kill -9 "$rank1"
+
 for _ in $(seq 600); do grep -q "step .*5/" alone0.err 2>/dev/null && break; sleep 0.1; done
-kill -9 $r1
-start=$(date +%s)
-if wait $r0; then fail "rank 0 must fail when rank 1 dies"; fi
-[ $(( $(date +%s) - start )) -le 30 ] || fail "rank 0 took too long to notice"
-grep -q "ember: error: distributed: .* failed on rank 0: rank 1 stopped beating" alone0.err \
-  || { tail -3 alone0.err; fail "rank 0 names the dead rank"; }
+kill -9 $alone_r1
+alone_killed=$(date +%s)
 
-# The launcher killed with -9: its rank hears SIGTERM (PDEATHSIG), and although nobody reads its
-# output any more it finishes the step and checkpoints (SIGPIPE used to kill it first).
-"$EMBER" launch -n 1 -- ember train -c base.yaml "${common[@]}" --set train.steps=100000 \
-  --run-dir runs/orphan >/dev/null 2>orphan.err &
-launcher=$!
-for _ in $(seq 600); do grep -q "step .*5/" orphan.err 2>/dev/null && break; sleep 0.1; done
-rank=$(pgrep -P "$launcher" | head -1)  # the launcher's own child: no other test's process
-[ -n "$rank" ] || fail "the orphan test's rank not found"
-kill -9 $launcher
-# Ended means exited: the orphan's parent is init, which here reaps it up to ~1.5 s later, and
-# until then kill -0 still finds the zombie.
-running() { local state; state=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1) && [ -n "$state" ] && [ "$state" != Z ]; }
-for _ in $(seq 300); do running "$rank" || break; sleep 0.1; done
-! running "$rank" || fail "the rank of a killed launcher is still running"
-ls runs/orphan/checkpoints | grep -q step_ || { cat runs/orphan/train.log; fail "the orphaned rank wrote no checkpoint"; }
-grep -q "stopping at step" runs/orphan/train.log || fail "the orphaned rank did not stop for preemption"
+# Running: neither gone nor a zombie (a process whose parent has not reaped it yet has ended).
+running() {
+  local stat
+  { read -r stat <"/proc/$1/stat"; } 2>/dev/null || return 1
+  stat=${stat##*) }
+  [ -n "$stat" ] && [ "${stat:0:1}" != Z ]
+}
+# The killed job's ranks are looked at as soon as its launcher exits, whatever this script does
+# meanwhile: gone within 0.5 s of its exit (seen within 0.05 s), looked at every 0.05 s, not slept
+# through.
+(
+  while running "$kill9_launcher"; do sleep 0.05; done
+  for _ in $(seq 9); do
+    left=""; for pid in $ranks; do kill -0 "$pid" 2>/dev/null && left=$pid; done
+    [ -z "$left" ] && break; sleep 0.05
+  done
+  for pid in $ranks; do ! kill -0 "$pid" 2>/dev/null || fail "rank process $pid left behind"; done
+) &
+kill9_watch=$!
 
+# While the three rank 0s watch the heartbeats: the checks that end by themselves.
 # A rank's exit ends its part of the job: what it left running (holding the output pipe) is
 # stopped, and the launcher does not wait for it.
 start=$(date +%s)
@@ -215,9 +207,9 @@ mkdir -p runs/local_empty
 resume_rank() { RANK=$1 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port "$EMBER" train -c base.yaml \
   "${common[@]}" --set train.micro_batch=4 --set distributed.timeout_s=30 --run-dir "$2" --resume; }
 resume_rank 0 runs/split >/dev/null 2>diverge0.err &
-r0=$!
+diverge_r0=$!
 resume_rank 1 runs/local_empty >/dev/null 2>diverge1.err && fail "rank 1 resumed from nothing beside rank 0's step 20"
-wait $r0 && fail "rank 0 trained with a rank that resumed elsewhere"
+wait $diverge_r0 && fail "rank 0 trained with a rank that resumed elsewhere"
 grep -q "rank 0 starts at step 20 but rank 1 at step 0" diverge0.err || { cat diverge0.err; fail "resume mismatch message"; }
 
 # Bad input.
@@ -228,4 +220,39 @@ expect_error "no command to run" "$EMBER" launch -n 2
 expect_error "expected HOST:PORT" "$EMBER" launch -n 2 --master nohost -- true
 "$EMBER" launch -n 2 -- /nonexistent/program 2>noexec.err && fail "a command that cannot run"
 grep -q "cannot run '/nonexistent/program'" noexec.err || { cat noexec.err; fail "exec error"; }
+
+# The launcher killed with -9: its rank hears SIGTERM (PDEATHSIG), and although nobody reads its
+# output any more it finishes the step and checkpoints (SIGPIPE used to kill it first).
+"$EMBER" launch -n 1 -- ember train -c base.yaml "${common[@]}" --set train.steps=100000 \
+  --run-dir runs/orphan >/dev/null 2>orphan.err &
+launcher=$!
+for _ in $(seq 600); do grep -q "step .*5/" orphan.err 2>/dev/null && break; sleep 0.1; done
+rank=$(pgrep -P "$launcher" | head -1)  # the launcher's own child: no other test's process
+[ -n "$rank" ] || fail "the orphan test's rank not found"
+kill -9 $launcher
+# Ended means exited: the orphan's parent is init, which here reaps it up to ~1.5 s later, and
+# until then kill -0 still finds the zombie.
+for _ in $(seq 300); do running "$rank" || break; sleep 0.1; done
+! running "$rank" || fail "the rank of a killed launcher is still running"
+ls runs/orphan/checkpoints | grep -q step_ || { cat runs/orphan/train.log; fail "the orphaned rank wrote no checkpoint"; }
+grep -q "stopping at step" runs/orphan/train.log || fail "the orphaned rank did not stop for preemption"
+
+# The three jobs that lost rank 1.
+if wait $kill9_launcher; then fail "a killed rank must fail the job"; fi
+grep -q "rank 1 was killed by signal 9; stopping the other ranks" kill.err || { cat kill.err; fail "launcher message"; }
+grep -q "\[rank 0\] ember: error: distributed: .* failed on rank 0: rank 1 stopped beating" kill.err \
+  || { cat kill.err; fail "rank 0 names the dead rank"; }
+wait $kill9_watch || fail "the killed job left a rank behind"
+
+if wait $alone_r0; then fail "rank 0 must fail when rank 1 dies"; fi
+[ $(( $(date +%s) - alone_killed )) -le 30 ] || fail "rank 0 took too long to notice"  # an upper bound: waited last
+grep -q "ember: error: distributed: .* failed on rank 0: rank 1 stopped beating" alone0.err \
+  || { tail -3 alone0.err; fail "rank 0 names the dead rank"; }
+
+wait $restart_launcher || { cat restart.err; fail "a restarted job must end well"; }
+grep -q "ember launch: restart 1 of 1 after node 0: rank 1 was killed by signal 9" restart.err \
+  || { cat restart.err; fail "the restart is logged with its cause"; }
+cmp -s runs/two/checkpoints/step_20/model.safetensors runs/restart/checkpoints/step_20/model.safetensors \
+  || fail "a restarted run differs from the uninterrupted one"
+
 echo "data parallel over Gloo: equal to one process, resumable, preemptible, fails loudly"
