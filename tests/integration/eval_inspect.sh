@@ -76,8 +76,9 @@ full = 6 * (L * (4 * d * d + 3 * d * f) + V * d) + 3 * L * 4 * d * T
 assert r["train_flops_per_token"] == full, (r["train_flops_per_token"], full)
 assert r["causal_train_flops_per_token"] == full - 3 * L * 2 * d * T, r
 PY
-"$EMBER" inspect e.yaml | grep -q "total_params" || fail "inspect table"
-"$EMBER" inspect e.yaml | grep -q "attention scores in full, as MFU counts them; causal-halved:" \
+"$EMBER" inspect e.yaml >inspect.txt || fail "inspect"
+grep -q "total_params" inspect.txt || fail "inspect table"
+grep -q "attention scores in full, as MFU counts them; causal-halved:" inspect.txt \
   || fail "inspect states MFU's FLOP convention"
 "$EMBER" config -c e.yaml --set optim.lr=0.01 | grep -q "lr: 0.01" || fail "config prints resolved keys"
 # prepare bytes: documents split by path hash, manifest with hashes.

@@ -59,7 +59,13 @@ grep -q "^mean loss: first 5 steps" train.log || fail "examples/custom_model pri
 # A program of one's own that links the library finds the installed presets too, through the
 # package it was built against (the folder comes from where find_package found it: the moved prefix),
 # with an empty HOME; the error names that folder when the data is gone.
+# It starts from the compilers examples/custom_model just detected (C++ and, with a CUDA Torch, nvcc:
+# 2 s of a fresh configure), as a build tree configured before does; find_package(ember) and all
+# that Torch's package finds run again from scratch.
+mkdir -p downstream/CMakeFiles
+cp -r example/CMakeFiles/[0-9]*.[0-9]* downstream/CMakeFiles/ || fail "no CMakeFiles/<cmake version> in examples/custom_model's build"
 cmake -S "$SRC/tests/downstream" -B downstream "${gen[@]}" "${launcher[@]}" -DCMAKE_PREFIX_PATH="$P" \
+  -DCMAKE_PLATFORM_INFO_INITIALIZED:INTERNAL=1 \
   >downstream_configure.log 2>&1 || { tail -30 downstream_configure.log >&2; fail "tests/downstream does not configure"; }
 cmake --build downstream >downstream_build.log 2>&1 || { tail -30 downstream_build.log >&2; fail "tests/downstream does not build"; }
 env -u EMBER_TOKENIZER_DIR -u XDG_CACHE_HOME HOME="$SCRATCH/home" ./downstream/encode_preset cl100k_base <text.txt \

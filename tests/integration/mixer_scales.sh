@@ -6,12 +6,12 @@ source "$(dirname "$0")/lib_common.sh"
 CONFIGS="$EMBER_SOURCE_DIR/configs"
 KINDS="attention gated_attention titans titans_mag hope_attention"
 for scale in 760m 1.3b; do
+  # One inspect per scale and taper: each mixer overlay is merged over the same two base files
+  # and described on its own, as one call per overlay would (a JSON list in the files' order).
   for taper in uniform cosine; do
-    for kind in $KINDS; do
-      "$EMBER" inspect -c "$CONFIGS/tapered/$scale.yaml" -c "$CONFIGS/tapered/$taper.yaml" \
-        "$CONFIGS/mixers/$kind.yaml" --json >"$scale.$taper.$kind.json" \
-        || fail "tapered/$scale.yaml + $taper.yaml + mixers/$kind.yaml does not validate"
-    done
+    "$EMBER" inspect -c "$CONFIGS/tapered/$scale.yaml" -c "$CONFIGS/tapered/$taper.yaml" \
+      $(for kind in $KINDS; do echo "$CONFIGS/mixers/$kind.yaml"; done) --json >"$scale.$taper.json" \
+      || fail "tapered/$scale.yaml + $taper.yaml + one of mixers/{${KINDS// /,}}.yaml does not validate"
   done
   "$PY" - "$scale" $KINDS <<'PY' || fail "$scale: a mixer's parameters differ from the closed form"
 import json, sys
@@ -30,10 +30,15 @@ def mixer_params(kind, d, H):
     if kind == "titans_mag":  # 7 d H d_h + ... + 2 d_h (two per-head norms)
         return 7 * d * H * dh + memory + 2 * dh
     raise AssertionError(kind)
+models = {}
+for taper in ("uniform", "cosine"):
+    listed = json.load(open(f"{scale}.{taper}.json"))
+    assert [m["config"].split("/")[-1] for m in listed] == [f"{k}.yaml" for k in kinds], [m["config"] for m in listed]
+    models.update({(kind, taper): m for kind, m in zip(kinds, listed)})
 totals = {}
 for kind in kinds:
     for taper in ("uniform", "cosine"):
-        r = json.load(open(f"{scale}.{taper}.{kind}.json"))
+        r = models[(kind, taper)]
         d = r["d_model"]
         norms = (1 + (4 if kind == "hope_attention" else 1)) * d  # mixer norm + one per MLP level
         for layer in r["layers"]:
