@@ -1,6 +1,7 @@
 """A run trained by the ember CLI, read from Python: its LEV weights load into ember.LEVEmbedding, whose
 table equals the one `ember export hf` writes, and ember.epsilon of the run equals `ember capacity`."""
 import json
+from pathlib import Path
 
 import pytest
 import torch
@@ -39,9 +40,16 @@ def test_a_trained_lev_generator_loads_and_gives_the_exported_table(trained):
         torch.testing.assert_close(module(ids), exported[ids], rtol=1e-5, atol=1e-6)
 
 
+@pytest.fixture(scope="module")
+def cli_capacity(trained):
+    """`ember capacity --json` of both runs in one process (0.45 s each), by the folder each object names."""
+    reports = json.loads(run_ember("capacity", "--json", trained / "lev", trained / "tied"))
+    return {Path(report["input"]).name: report for report in reports}
+
+
 @pytest.mark.parametrize("run", ["lev", "tied"])
-def test_epsilon_of_a_run_equals_the_cli(trained, run):
-    cli = json.loads(run_ember("capacity", "--json", trained / run))[0]
+def test_epsilon_of_a_run_equals_the_cli(trained, cli_capacity, run):
+    cli = cli_capacity[run]
     ours = ember.epsilon(trained / run)
     assert ours.mu == pytest.approx(cli["mu"], abs=2e-6) and ours.sigma == pytest.approx(cli["sigma"], rel=2e-5)
     assert ours.pairs == cli["pairs"]
