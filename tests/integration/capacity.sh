@@ -4,22 +4,10 @@ source "$(dirname "$0")/lib_common.sh"
 mkdir -p data
 make_synthetic data 64 20000 4000 >/dev/null
 write_tiny_config c.yaml data
-"$EMBER" train -c c.yaml --set train.steps=20 >/dev/null 2>&1 || fail "training failed"
-
-# An ember run: the tied input embedding (64 x 64), against numpy on the checkpoint's table.
-"$EMBER" capacity runs/tiny --json >run.json || fail "capacity on a run"
-"$PY" - <<'PY' || fail "capacity of the ember run disagrees with numpy"
-import json, numpy as np
-from safetensors.numpy import load_file
-r = json.load(open("run.json"))[0]
-w = load_file("runs/tiny/checkpoints/step_20/model.safetensors")["embedding.weight"].astype(np.float64)
-x = w / np.linalg.norm(w, axis=1, keepdims=True)
-c = (x @ x.T)[np.triu_indices(len(x), 1)]
-assert r["format"] == "ember" and r["V"] == 64 and r["d"] == 64 and r["pairs"] == 64 * 63 // 2, r
-assert abs(r["mu"] - c.mean()) < 1e-6 and abs(r["sigma"] - c.std(ddof=1)) < 1e-6, (r["mu"], c.mean(), r["sigma"], c.std(ddof=1))
-assert abs(r["epsilon"] - (c.mean() + 2 * c.std(ddof=1))) < 1e-6
-assert r["class"] in ("1", "2", "indeterminate") and "tied input embedding" in r["tensor"] and r["head"] == "tied", r
-PY
+# capacity reads only the checkpoint's embedding table (checked against numpy on the same file): a
+# short training gives one.
+"$EMBER" train -c c.yaml --set train.steps=4 --set optim.warmup_steps=2 --set eval.every=4 --set checkpoint.every=4 \
+  >/dev/null 2>&1 || fail "training failed"
 
 # A Hugging Face style sharded checkpoint in bf16 (with zero rows), and the same matrix as .npy.
 "$PY" - <<'PY' || fail "could not write the HF checkpoint"
@@ -49,12 +37,26 @@ x /= np.linalg.norm(x, axis=1, keepdims=True)
 c = (x @ x.T)[np.triu_indices(len(x), 1)]
 json.dump({"mu": c.mean(), "sigma": c.std(ddof=1), "max": c.max()}, open("truth.json", "w"))
 PY
-"$EMBER" capacity hf --json >hf.json || fail "capacity on the sharded checkpoint"
+# The ember run and the sharded checkpoint in one call: one JSON object per input, each checked.
+"$EMBER" capacity runs/tiny hf --json >run_hf.json || fail "capacity on a run and the sharded checkpoint"
+# An ember run: the tied input embedding (64 x 64), against numpy on the checkpoint's table.
+"$PY" - <<'PY' || fail "capacity of the ember run disagrees with numpy"
+import json, numpy as np
+from safetensors.numpy import load_file
+r = json.load(open("run_hf.json"))[0]
+w = load_file("runs/tiny/checkpoints/step_4/model.safetensors")["embedding.weight"].astype(np.float64)
+x = w / np.linalg.norm(w, axis=1, keepdims=True)
+c = (x @ x.T)[np.triu_indices(len(x), 1)]
+assert r["format"] == "ember" and r["V"] == 64 and r["d"] == 64 and r["pairs"] == 64 * 63 // 2, r
+assert abs(r["mu"] - c.mean()) < 1e-6 and abs(r["sigma"] - c.std(ddof=1)) < 1e-6, (r["mu"], c.mean(), r["sigma"], c.std(ddof=1))
+assert abs(r["epsilon"] - (c.mean() + 2 * c.std(ddof=1))) < 1e-6
+assert r["class"] in ("1", "2", "indeterminate") and "tied input embedding" in r["tensor"] and r["head"] == "tied", r
+PY
 "$EMBER" capacity emb.npy hf/model.safetensors.index.json --sample 200000 --seed 3 --json >sampled.json || fail "--sample"
 "$PY" - <<'PY' || fail "capacity of the HF checkpoint disagrees with numpy"
 import json
 t = json.load(open("truth.json"))
-r = json.load(open("hf.json"))[0]
+r = json.load(open("run_hf.json"))[1]
 assert r["format"] == "safetensors (sharded)" and r["tensor"] == "model.embed_tokens.weight" and r["dtype"] == "bf16", r
 assert r["input_rows"] == 3000 and r["zero_rows_dropped"] == 3 and r["V"] == 2997 and r["d"] == 96, r
 assert r["head"] == "tied" and r["vocabulary_directions"] == 2997, r  # no lm_head.weight in the index
@@ -69,18 +71,20 @@ for x in s:
     assert x["epsilon_ci"]["low"] <= r["epsilon"] <= x["epsilon_ci"]["high"], (x["epsilon_ci"], r["epsilon"])
 PY
 
-# Several inputs: one comparison table, sampled rows labelled; the Gram identity agrees.
-"$EMBER" capacity runs/tiny hf emb.npy >table.txt || fail "comparison table"
+# Several inputs: one comparison table (its run also draws the histogram figure, checked below),
+# sampled rows labelled; the Gram identity agrees. The test build has PLplot (scripts/setup.sh
+# installs libplplot-dev).
+"$EMBER" capacity runs/tiny hf emb.npy --plot hist.png >table.txt 2>plot.err \
+  || { cat plot.err; fail "comparison table with --plot (needs libplplot-dev)"; }
 [ "$(grep -c -E '^(runs/tiny|hf|emb.npy) ' table.txt)" -eq 3 ] || { cat table.txt; fail "expected 3 rows"; }
 grep -q "capacity(full)" table.txt && grep -q "full form max_k" table.txt || fail "table lacks labelled capacities"
 "$EMBER" capacity emb.npy --sample 5000 | grep -q "SAMPLED estimate from 5000 random pairs" || fail "sampled label"
 "$EMBER" capacity hf --moments --json >moments.json || fail "--moments"
 "$PY" -c "
-import json; a = json.load(open('hf.json'))[0]; b = json.load(open('moments.json'))[0]
+import json; a = json.load(open('run_hf.json'))[1]; b = json.load(open('moments.json'))[0]
 assert abs(a['mu'] - b['mu']) < 1e-7 and abs(a['sigma'] - b['sigma']) < 1e-7, (a, b)" || fail "Gram identity"
 
-# The histogram figure (PNG): the test build has PLplot (scripts/setup.sh installs libplplot-dev).
-"$EMBER" capacity runs/tiny hf --plot hist.png >/dev/null 2>plot.err || { cat plot.err; fail "--plot (needs libplplot-dev)"; }
+# The histogram figure (PNG).
 head -c 8 hist.png | od -An -c | grep -q "P   N   G" || fail "--plot did not write a PNG"
 [ "$(stat -c %s hist.png)" -gt 10000 ] || fail "--plot wrote a PNG of $(stat -c %s hist.png) bytes"
 # A figure that cannot be written is refused before the pass (PLplot would abort after it).

@@ -35,9 +35,15 @@ toks = np.frombuffer(raw, dtype=np.uint16)
 np.save("val.npy", toks)
 toks.tofile("val_nanogpt.bin")
 PY
-loss() { "$EMBER" eval runs/bpe --data "$1" --batches 0 --json | "$PY" -c "import json,sys; print(json.load(sys.stdin)['loss'])"; }
-a=$(loss data/val_00000.bin); b=$(loss val.npy); c=$(loss nanogpt:val_nanogpt.bin)
-[ "$a" = "$b" ] && [ "$a" = "$c" ] || fail "losses differ across shard formats: $a $b $c"
+# One eval reads the three as named data sets, each on its own.
+"$EMBER" eval runs/bpe --data shard=data/val_00000.bin --data npy=val.npy --data nanogpt=nanogpt:val_nanogpt.bin \
+  --batches 0 --json >formats.json || fail "eval of the three formats"
+"$PY" - <<'PY' || { cat formats.json; fail "losses differ across shard formats"; }
+import json
+sets = json.load(open("formats.json"))["datasets"]
+assert [s["data"] for s in sets] == ["shard", "npy", "nanogpt"], sets
+assert len({s["loss"] for s in sets}) == 1 and len({s["tokens"] for s in sets}) == 1 and sets[0]["tokens"] > 0, sets
+PY
 
 # Analyses read plain text through the run's tokenizer (found via the data's manifest): the same
 # result as on a shard of the ids `ember tokenizer encode` gives for that text.

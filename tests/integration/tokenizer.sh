@@ -11,26 +11,42 @@ done
 "$PY" -c "import tiktoken" 2>/dev/null \
   || fail "Python tiktoken is not importable by $PY (the differential reference; run scripts/setup.sh or set EMBER_PYTHON)"
 export EMBER_TOKENIZER_DIR="$DATA"
-REF="$HERE/tokenizer_reference.py"
+mkdir -p home
 
-"$PY" "$REF" text mixed.txt 2 11
-for enc in r50k_base cl100k_base o200k_base llama3; do
-  "$PY" "$REF" encode "$DATA" "$enc" mixed.txt "ref_$enc.txt"
-  "$EMBER" tokenizer encode --preset "$enc" <mixed.txt >"ours_$enc.txt"
-  cmp -s "ref_$enc.txt" "ours_$enc.txt" || fail "$enc: ids differ from tiktoken on mixed.txt"
+# The texts (mixed.txt and prepare text's long documents below) come from one Python process, and
+# tiktoken's ids for all of them from one more, after ember's side has run.
+mkdir -p long
+"$PY" - "$HERE" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+from tokenizer_reference import mixed_text
+open("mixed.txt", "w", encoding="utf-8").write(mixed_text(2, 11))
+open("long/line.txt", "w").write("hello world " * 436906)  # 5.2 MB without a newline
+body = ("It was the best of times.\n" * 170000)[: 4 * 1024 * 1024 - 3]
+open("long/runs.txt", "w").write(body + "\n" * 6 + "the end of it\n" + "more text here\n" * 1000)
+PY
+PRESETS=(r50k_base cl100k_base o200k_base llama3)
+for enc in "${PRESETS[@]}"; do
+  if [ "$enc" = r50k_base ]; then
+    # The build's binary finds the presets through <build>/share/ember/tokenizers whatever HOME is:
+    # r50k_base's ids, checked against tiktoken below, come from there (an empty HOME, no
+    # $EMBER_TOKENIZER_DIR); the other presets and every decode read $EMBER_TOKENIZER_DIR.
+    env -u EMBER_TOKENIZER_DIR -u XDG_CACHE_HOME HOME="$SCRATCH/home" "$EMBER" tokenizer encode --preset "$enc" \
+      <mixed.txt >"ours_$enc.txt" || fail "the build's ember does not find the r50k_base preset with an empty HOME"
+  else
+    "$EMBER" tokenizer encode --preset "$enc" <mixed.txt >"ours_$enc.txt"
+  fi
   "$EMBER" tokenizer decode --preset "$enc" <"ours_$enc.txt" >"back_$enc.txt"
   cmp -s mixed.txt "back_$enc.txt" || fail "$enc: decode(encode(x)) != x"
 done
 
-# JSON output, special tokens, invalid UTF-8 round trip.
-[ "$(printf 'Hello world' | "$EMBER" tokenizer encode --preset cl100k_base --json)" = "[9906, 1917]" ] \
-  || fail "--json output"
+# JSON output, special tokens, invalid UTF-8 round trip. --stats: the ids on stdout as without it
+# (the --json ones), the counts on stderr.
+[ "$(printf 'Hello world' | "$EMBER" tokenizer encode --preset cl100k_base --json --stats 2>stats.err)" = "[9906, 1917]" ] \
+  || fail "--json output (with --stats)"
+grep -q "^11 bytes -> 2 tokens in " stats.err || { cat stats.err; fail "--stats did not count 11 bytes and 2 tokens"; }
 [ "$(printf 'a<|endoftext|>' | "$EMBER" tokenizer encode --preset r50k_base --specials)" = "64 50256" ] \
   || fail "--specials"
-# --stats: the ids on stdout as without it, the counts on stderr.
-[ "$(printf 'Hello world' | "$EMBER" tokenizer encode --preset cl100k_base --stats 2>stats.err)" = "9906 1917" ] \
-  || fail "--stats changed the ids"
-grep -q "^11 bytes -> 2 tokens in " stats.err || { cat stats.err; fail "--stats did not count 11 bytes and 2 tokens"; }
 printf 'caf\xc3 \xff\xfe ok\xed\xa0\x80' >bad_utf8.txt
 "$EMBER" tokenizer encode --preset o200k_base <bad_utf8.txt | "$EMBER" tokenizer decode --preset o200k_base >bad_back.txt
 cmp -s bad_utf8.txt bad_back.txt || fail "invalid UTF-8 does not round-trip"
@@ -59,23 +75,23 @@ expect_error "--out '/proc/x.tiktoken': cannot create files in '/proc'" \
 # prepare text reads a file in 4 MiB blocks: documents longer than that, one a single line and one
 # with a run of newlines across the block's end, give tiktoken's ids for the whole file; shards are
 # exactly --shard-tokens long (the last one excepted), uint32 with llm.c's version 7 as the
-# manifest says.
-mkdir -p long1 long2
-"$PY" - <<'PY'
-open("long1/line.txt", "w").write("hello world " * 436906)  # 5.2 MB without a newline
-body = ("It was the best of times.\n" * 170000)[: 4 * 1024 * 1024 - 3]
-open("long2/runs.txt", "w").write(body + "\n" * 6 + "the end of it\n" + "more text here\n" * 1000)
-PY
-for d in long1 long2; do
-  "$EMBER" prepare text $d --tokenizer cl100k_base --out prep_$d --val-fraction 1 --shard-tokens 300000 \
-    --no-progress >/dev/null || fail "prepare text $d"
-  "$PY" - "$HERE" "$DATA" prep_$d $d/*.txt <<'PY' || fail "prepare text $d: ids differ from tiktoken on the whole file"
+# manifest says. Both documents go through one prepare, each ending in the separator.
+"$EMBER" prepare text long --tokenizer cl100k_base --out prep_long --val-fraction 1 --shard-tokens 300000 \
+  --no-progress >/dev/null || fail "prepare text long"
+
+# tiktoken's ids for mixed.txt under each preset, and for prepare text's documents.
+"$PY" - "$HERE" "$DATA" prep_long "${PRESETS[@]}" <<'PY' \
+  || fail "prepare text long: ids differ from tiktoken on the whole files (or the reference failed)"
 import glob, json, sys
 import numpy as np
-here, data, out, src = sys.argv[1:5]
+here, data, out, *presets = sys.argv[1:]
 sys.path.insert(0, here)
 from tokenizer_reference import encoding
-want = encoding(data, "cl100k_base").encode_ordinary(open(src, encoding="utf-8", newline="").read())
+encodings = {name: encoding(data, name) for name in presets}
+text = open("mixed.txt", encoding="utf-8", newline="").read()
+for name, enc in encodings.items():
+    with open(f"ref_{name}.txt", "w") as f:
+        f.write(" ".join(map(str, enc.encode_ordinary(text))) + "\n")
 m = json.load(open(f"{out}/manifest.json"))
 assert m["dtype"] == "uint32", m["dtype"]
 shards = sorted(glob.glob(f"{out}/val_*.bin"))
@@ -86,9 +102,15 @@ for i, f in enumerate(shards):
     toks = np.fromfile(f, dtype=np.uint32, offset=1024)
     assert len(toks) == header[2] and (i == len(shards) - 1 or len(toks) == 300000), (f, len(toks))
     got += toks.tolist()
-assert got[-1] == m["separator"], "the document ends with the separator"
-assert got[:-1] == want, next(i for i, (a, b) in enumerate(zip(got, want)) if a != b)
+sources = [s["path"] for s in m["sources"]]
+assert sorted(sources) == ["long/line.txt", "long/runs.txt"], sources
+want = []
+for src in sources:  # each document whole, then the separator
+    want += encodings["cl100k_base"].encode_ordinary(open(src, encoding="utf-8", newline="").read()) + [m["separator"]]
+assert got == want, (len(got), len(want), next((i for i, (a, b) in enumerate(zip(got, want)) if a != b), None))
 PY
+for enc in "${PRESETS[@]}"; do
+  cmp -s "ref_$enc.txt" "ours_$enc.txt" || fail "$enc: ids differ from tiktoken on mixed.txt"
 done
 
 expect_error "unknown preset 'gpt9'" "$EMBER" tokenizer encode --preset gpt9 </dev/null
@@ -96,12 +118,9 @@ echo "50257" >big_id.txt
 expect_error "token id 50257 is not in the vocabulary" "$EMBER" tokenizer decode --preset r50k_base <big_id.txt
 echo "1 x 2" >junk.txt
 expect_error "expected token ids" "$EMBER" tokenizer decode --preset r50k_base <junk.txt
-# The build's binary finds the presets through <build>/share/ember/tokenizers whatever HOME is; a
-# copy elsewhere, with an empty $EMBER_TOKENIZER_DIR and HOME, names every place it looked.
-mkdir -p home none moved/bin
-env -u EMBER_TOKENIZER_DIR -u XDG_CACHE_HOME HOME="$SCRATCH/home" "$EMBER" tokenizer encode --preset r50k_base \
-  <mixed.txt >any_home.txt || fail "the build's ember does not find the r50k_base preset with an empty HOME"
-cmp -s ours_r50k_base.txt any_home.txt || fail "r50k_base from <build>/share/ember/tokenizers encodes differently"
+# A copy of the binary elsewhere, with an empty $EMBER_TOKENIZER_DIR and HOME, names every place it
+# looked.
+mkdir -p none moved/bin
 ln "$EMBER" moved/bin/ember 2>/dev/null || cp "$EMBER" moved/bin/ember
 EMBER_TOKENIZER_DIR="$SCRATCH/none" HOME="$SCRATCH/home" \
   expect_error "not found in $SCRATCH/none (\$EMBER_TOKENIZER_DIR), $SCRATCH/moved/share/ember/tokenizers (relative to the binary)" \
