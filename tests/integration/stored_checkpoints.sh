@@ -8,28 +8,6 @@ STORED="$EMBER_SOURCE_DIR/tests/checkpoints"
 mkdir -p data runs
 make_synthetic data 64 20000 4000 >/dev/null  # the data set the stored runs trained on
 export EMBER_DATA_DIR="$PWD/data"              # the runs recorded another directory (run/run_data.h)
-# A free port for each 2-rank job, 8 in all (held together while chosen, so all differ).
-read -r -a PORTS <<<"$("$PY" -c 'import socket
-ss = [socket.socket() for _ in range(8)]
-for s in ss: s.bind(("127.0.0.1", 0))
-print(*[s.getsockname()[1] for s in ss])')"
-next_port() { PORT=${PORTS[0]}; PORTS=("${PORTS[@]:1}"); }
-
-# Ranks 0 and 1 of a 2-rank job, started with the variables `ember launch` gives its ranks (the
-# trainer is what these checkpoints hold to account, not the launcher, which costs a process per
-# job); the first rank to fail stops the other, as the launcher would.
-two_ranks() {  # ember-args...
-  next_port
-  local pids=() r rc=0 ended
-  for r in 0 1; do
-    RANK=$r LOCAL_RANK=$r WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$PORT "$EMBER" "$@" &
-    pids+=($!)
-  done
-  while [ "${#pids[@]}" -gt 0 ]; do
-    wait -n -p ended "${pids[@]}" || { rc=$?; kill "${pids[@]}" 2>/dev/null; wait "${pids[@]}" 2>/dev/null; return "$rc"; }
-    for r in "${!pids[@]}"; do [ "${pids[$r]}" != "$ended" ] || unset "pids[$r]"; done
-  done
-}
 
 resume() {  # run ranks zero [--stop-after N]: resume runs/<run> with 1 or 2 ranks
   local run=$1 ranks=$2 zero=$3
@@ -38,13 +16,13 @@ resume() {  # run ranks zero [--stop-after N]: resume runs/<run> with 1 or 2 ran
   if [ "$ranks" = 1 ]; then
     "$EMBER" "${args[@]}" --set train.micro_batch=4 >>"$run.out" 2>>"$run.err"
   else
-    two_ranks "${args[@]}" --set train.micro_batch=2 >>"$run.out" 2>>"$run.err"
+    "$EMBER" launch -n 2 -- ember "${args[@]}" --set train.micro_batch=2 >>"$run.out" 2>>"$run.err"
   fi || { cat "$run.err" >&2; fail "resuming $run with $ranks rank(s), ZeRO $zero"; }
   grep -q "resumed from .*step_4 at step 4\|resumed from .*step_6 at step 6" "$run.err" || fail "$run did not resume"
 }
 
-same() {  # run_a run_b...: each pair's step-8 checkpoints hold the same model and optimizer state, bit for bit
-  "$PY" - "$@" <<'PY' || fail "runs differ at step 8"
+same() {  # run_a run_b: their step-8 checkpoints hold the same model and optimizer state, bit for bit
+  "$PY" - "runs/$1/checkpoints/step_8" "runs/$2/checkpoints/step_8" <<'PY' || fail "$1 and $2 differ at step 8"
 import glob, sys, numpy as np
 from safetensors.numpy import load_file
 def state(d):
@@ -52,13 +30,11 @@ def state(d):
     for f in glob.glob(f"{d}/optim*.safetensors"):
         out.update({"optim/" + k: v for k, v in load_file(f).items()})
     return out
-runs = sys.argv[1:]
-for x, y in zip(runs[::2], runs[1::2]):
-    a, b = state(f"runs/{x}/checkpoints/step_8"), state(f"runs/{y}/checkpoints/step_8")
-    assert a.keys() == b.keys(), (x, y, sorted(a.keys() ^ b.keys())[:5])
-    diff = [k for k in a if not (a[k].dtype == b[k].dtype and np.array_equal(a[k], b[k]))]
-    assert not diff, (x, y, diff[:5])
-    print(x, "==", y, len(a), "tensors")
+a, b = state(sys.argv[1]), state(sys.argv[2])
+assert a.keys() == b.keys(), sorted(a.keys() ^ b.keys())[:5]
+diff = [k for k in a if not (a[k].dtype == b[k].dtype and np.array_equal(a[k], b[k]))]
+assert not diff, diff[:5]
+print(sys.argv[1], "==", sys.argv[2], len(a), "tensors")
 PY
 }
 
@@ -69,8 +45,9 @@ for case in "one 1 0" "two 2 0" "zero 2 1"; do
   resume "$1" "$2" "$3"
   resume "$1_split" "$2" "$3" --stop-after 6
   resume "$1_split" "$2" "$3"
+  same "$1" "$1_split"
 done
-same one one_split two two_split zero zero_split two zero  # one Python process for the four pairs
+same two zero
 ls runs/zero/checkpoints/step_8/optim_shard_0.safetensors runs/zero/checkpoints/step_8/optim_shard_1.safetensors \
   >/dev/null || fail "ZeRO-1 wrote no optimizer shard per rank"
 [ ! -e runs/zero/checkpoints/step_8/optim.safetensors ] || fail "ZeRO-1 wrote a whole optimizer file"
@@ -86,8 +63,8 @@ ls runs/one_to_zero/checkpoints/step_8/optim_shard_1.safetensors >/dev/null || f
 
 # ZeRO-1 ranks whose run directories differ (node-local disks): rank 1 cannot put its shard where
 # rank 0 seals the checkpoint, so both stop with the reason and no checkpoint is sealed.
-next_port
-zero_rank() { RANK=$1 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$PORT "$EMBER" train -c "$STORED/config.yaml" \
+port=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+zero_rank() { RANK=$1 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port "$EMBER" train -c "$STORED/config.yaml" \
   --set 'data.train=[data/train_*.bin]' --set 'data.val=[data/val_*.bin]' --set train.micro_batch=2 \
   --set distributed.zero=1 --set distributed.timeout_s=60 --set train.threads=1 --run-dir "$2"; }
 zero_rank 0 runs/local0 >/dev/null 2>local0.err &
