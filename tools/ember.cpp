@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
+#include <string>
 
 #include <c10/util/Exception.h>
 #include "cli/commands.h"
